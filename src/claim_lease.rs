@@ -1,0 +1,388 @@
+//! The lease columns of a table, and the changesets and predicates built from them.
+use diesel::dsl;
+use diesel::prelude::*;
+use diesel::sql_types::is_nullable::IsNullable;
+use diesel::sql_types::{Bool, Nullable, SingleValue, SqlType, Text};
+use diesel::Table;
+
+use crate::clock::{Ago, Now, Null};
+use crate::{Age, Claim, Lease};
+
+/// A table whose rows can be claimed: it names its three lease columns.
+///
+/// * `Owner`: nullable text, who holds the row (a node, a worker);
+/// * `ClaimToken`: nullable text, which claim this is; every write of a holder is guarded by it;
+/// * `ClaimedAt`: a nullable timestamp, since when; written only from the database's clock.
+///
+/// Implement it with [`claim_lease!`](crate::claim_lease). The methods return changesets to put in
+/// one `.set(..)` with the caller's own assignments, and predicates for `.filter(..)`, combinable
+/// with `.and`/`.or`. What wins a row, which status it moves through and how long a lease runs
+/// stay with the table's own code.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let lease = Lease::from_secs(60)?;
+/// let claim = Claim::new("worker-1")?;
+/// let claimed = diesel::update(jobs::table.filter(jobs::id.eq(1)).filter(jobs::table.claimable(lease)))
+///     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
+///     .execute(conn)?;
+/// assert_eq!(claimed, 1);
+/// # Ok(())
+/// # }
+/// ```
+pub trait ClaimLease: Table + Copy + Default {
+    /// Who holds the row.
+    type Owner: Column<Table = Self, SqlType = Nullable<Text>> + Default;
+    /// Which claim holds the row.
+    type ClaimToken: Column<Table = Self, SqlType = Nullable<Text>> + Default;
+    /// Since when, by the database's clock.
+    type ClaimedAt: Column<Table = Self, SqlType = Self::Clock> + Default;
+    /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
+    /// [`TimestampOn`](crate::TimestampOn)).
+    type Clock: SqlType<IsNull = IsNullable> + SingleValue;
+    /// The query of the rows a token holds, named by [`claim_lease!`](crate::claim_lease) for each
+    /// table: what MySQL/MariaDB read back after a claim, having no `RETURNING`.
+    #[doc(hidden)]
+    type RowsHeldBy<'a>;
+
+    #[doc(hidden)]
+    fn rows_held_by(self, token: &str) -> Self::RowsHeldBy<'_>;
+
+    /// The row is taken by `claim`: owner and token from the claim, claimed at the database's now.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claim = Claim::new("worker-1")?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken(&claim)).execute(conn)?;
+    /// let owner: Option<String> = jobs::table.find(1).select(jobs::owner).first(conn)?;
+    /// assert_eq!(owner.as_deref(), Some("worker-1"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn taken(self, claim: &Claim) -> Taken<'_, Self> {
+        (
+            Self::Owner::default().eq(claim.owner()),
+            Self::ClaimToken::default().eq(claim.token()),
+            Self::ClaimedAt::default().eq(Now::default()),
+        )
+    }
+
+    /// Like [`taken`](Self::taken), but dated back by `age`: the claim counts as taken `age` ago.
+    ///
+    /// A lock that should block others for only part of the lease is taken this way, so that the
+    /// one lease stays the only measure of staleness.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let lease = Lease::from_secs(60)?;
+    /// let claim = Claim::new("worker-1")?;
+    /// let age = Age::new(std::time::Duration::from_secs(59))?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken_ago(&claim, age)).execute(conn)?;
+    /// let fresh: i64 = jobs::table.filter(jobs::table.fresh(lease)).count().get_result(conn)?;
+    /// assert_eq!(fresh, 1, "one second of its lease is left");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn taken_ago(self, claim: &Claim, age: Age) -> TakenAgo<'_, Self> {
+        (
+            Self::Owner::default().eq(claim.owner()),
+            Self::ClaimToken::default().eq(claim.token()),
+            Self::ClaimedAt::default().eq(Ago::new(age)),
+        )
+    }
+
+    /// The lease starts again: claimed at the database's now, by the same claim.
+    ///
+    /// Guard it with [`held_by`](Self::held_by): a renewal that changes no row means the lease
+    /// was taken over, and the holder should stop.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claim = Claim::new("worker-1")?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken(&claim)).execute(conn)?;
+    /// let renewed = diesel::update(jobs::table.find(1).filter(jobs::table.held_by(claim.token())))
+    ///     .set(jobs::table.renewed())
+    ///     .execute(conn)?;
+    /// assert_eq!(renewed, 1, "still ours");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn renewed(self) -> Renewed<Self> {
+        Self::ClaimedAt::default().eq(Now::default())
+    }
+
+    /// Like [`renewed`](Self::renewed), but dated back by `age`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claim = Claim::new("worker-1")?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken(&claim)).execute(conn)?;
+    /// // Age the row by two minutes, as tests do instead of sleeping.
+    /// let age = Age::new(std::time::Duration::from_secs(120))?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.renewed_ago(age)).execute(conn)?;
+    /// let outlived: i64 = jobs::table
+    ///     .filter(jobs::table.outlived(Lease::from_secs(60)?))
+    ///     .count()
+    ///     .get_result(conn)?;
+    /// assert_eq!(outlived, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn renewed_ago(self, age: Age) -> RenewedAgo<Self> {
+        Self::ClaimedAt::default().eq(Ago::new(age))
+    }
+
+    /// The row is free: owner, token and claimed_at all `NULL`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claim = Claim::new("worker-1")?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken(&claim)).execute(conn)?;
+    /// diesel::update(jobs::table.find(1).filter(jobs::table.held_by(claim.token())))
+    ///     .set((jobs::table.released(), jobs::status.eq("done")))
+    ///     .execute(conn)?;
+    /// let free: i64 = jobs::table.filter(jobs::table.unclaimed()).count().get_result(conn)?;
+    /// assert_eq!(free, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn released(self) -> Released<Self> {
+        (
+            Self::Owner::default().eq(Null::default()),
+            Self::ClaimToken::default().eq(Null::default()),
+            Self::ClaimedAt::default().eq(Null::default()),
+        )
+    }
+
+    /// No claim holds the row (its token is `NULL`).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let free: i64 = jobs::table.filter(jobs::table.unclaimed()).count().get_result(conn)?;
+    /// assert_eq!(free, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn unclaimed(self) -> Unclaimed<Self> {
+        Self::ClaimToken::default().is_null()
+    }
+
+    /// The claim with `token` holds the row: the guard of every renewal, release or write by a holder.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let stranger = Claim::new("worker-9")?;
+    /// let changed = diesel::update(jobs::table.find(1).filter(jobs::table.held_by(stranger.token())))
+    ///     .set(jobs::status.eq("done"))
+    ///     .execute(conn)?;
+    /// assert_eq!(changed, 0, "a claim that does not hold the row changes nothing");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn held_by(self, token: &str) -> HeldBy<'_, Self> {
+        Self::ClaimToken::default().eq(token)
+    }
+
+    /// The row was claimed (or last renewed) longer than `lease` ago, by the database's clock.
+    ///
+    /// Says nothing of an unclaimed row: `NULL` is not outlived. Whether an unclaimed row is
+    /// available is the table's own answer; [`claimable`](Self::claimable) is the common one.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outlived: i64 = jobs::table
+    ///     .filter(jobs::table.outlived(Lease::from_secs(1)?))
+    ///     .count()
+    ///     .get_result(conn)?;
+    /// assert_eq!(outlived, 0, "an unclaimed row is not outlived");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn outlived(self, lease: Lease) -> Outlived<Self> {
+        Self::ClaimedAt::default().lt(Ago::lease(lease))
+    }
+
+    /// The row was claimed (or last renewed) within `lease`, by the database's clock: the holder
+    /// may still be at work. For a claimed row, exactly one of `fresh` and `outlived` holds.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claim = Claim::new("worker-1")?;
+    /// diesel::update(jobs::table.find(1)).set(jobs::table.taken(&claim)).execute(conn)?;
+    /// let fresh: i64 = jobs::table
+    ///     .filter(jobs::table.held_by(claim.token()).and(jobs::table.fresh(Lease::from_secs(60)?)))
+    ///     .count()
+    ///     .get_result(conn)?;
+    /// assert_eq!(fresh, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn fresh(self, lease: Lease) -> Fresh<Self> {
+        Self::ClaimedAt::default().ge(Ago::lease(lease))
+    }
+
+    /// Unclaimed, or claimed longer than `lease` ago: the common answer to "may I take it?".
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let claimable: i64 = jobs::table
+    ///     .filter(jobs::table.claimable(Lease::from_secs(60)?))
+    ///     .count()
+    ///     .get_result(conn)?;
+    /// assert_eq!(claimable, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn claimable(self, lease: Lease) -> Claimable<Self> {
+        self.unclaimed().or(self.outlived(lease))
+    }
+}
+
+type OwnerOf<T> = <T as ClaimLease>::Owner;
+type TokenOf<T> = <T as ClaimLease>::ClaimToken;
+type ClaimedAtOf<T> = <T as ClaimLease>::ClaimedAt;
+type ClockOf<T> = <T as ClaimLease>::Clock;
+
+/// The changeset of [`ClaimLease::taken`].
+pub type Taken<'a, T> = (
+    dsl::Eq<OwnerOf<T>, &'a str>,
+    dsl::Eq<TokenOf<T>, &'a str>,
+    dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
+);
+/// The changeset of [`ClaimLease::taken_ago`].
+pub type TakenAgo<'a, T> = (
+    dsl::Eq<OwnerOf<T>, &'a str>,
+    dsl::Eq<TokenOf<T>, &'a str>,
+    dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>,
+);
+/// The changeset of [`ClaimLease::renewed`].
+pub type Renewed<T> = dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>;
+/// The changeset of [`ClaimLease::renewed_ago`].
+pub type RenewedAgo<T> = dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
+/// The changeset of [`ClaimLease::released`].
+pub type Released<T> = (
+    dsl::Eq<OwnerOf<T>, Null<Nullable<Text>>>,
+    dsl::Eq<TokenOf<T>, Null<Nullable<Text>>>,
+    dsl::Eq<ClaimedAtOf<T>, Null<ClockOf<T>>>,
+);
+/// The predicate of [`ClaimLease::unclaimed`].
+pub type Unclaimed<T> = dsl::IsNull<TokenOf<T>>;
+/// The predicate of [`ClaimLease::held_by`].
+pub type HeldBy<'a, T> = dsl::Eq<TokenOf<T>, &'a str>;
+/// The predicate of [`ClaimLease::outlived`].
+pub type Outlived<T> = dsl::Lt<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
+/// The predicate of [`ClaimLease::fresh`].
+pub type Fresh<T> = dsl::GtEq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
+/// The predicate of [`ClaimLease::claimable`].
+pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
+
+/// Implements [`ClaimLease`] for a `table!`.
+///
+/// With the default column names `owner`, `claim_token` and `claimed_at`, name the table alone;
+/// otherwise map each role to the table's own column.
+///
+/// ```
+/// diesel::table! {
+///     use diesel::sql_types::*;
+///     use diesel_lease::sql_types::UtcTimestamp;
+///
+///     jobs (id) {
+///         id -> BigInt,
+///         owner -> Nullable<Text>,
+///         claim_token -> Nullable<Text>,
+///         claimed_at -> Nullable<UtcTimestamp>,
+///     }
+/// }
+///
+/// diesel::table! {
+///     use diesel::sql_types::*;
+///     use diesel_lease::sql_types::UtcTimestamp;
+///
+///     conversations (id) {
+///         id -> Text,
+///         busy_owner -> Nullable<Text>,
+///         busy_turn_ref -> Nullable<Text>,
+///         busy_since -> Nullable<UtcTimestamp>,
+///     }
+/// }
+///
+/// diesel_lease::claim_lease!(jobs);
+/// diesel_lease::claim_lease!(conversations {
+///     owner: busy_owner,
+///     claim_token: busy_turn_ref,
+///     claimed_at: busy_since,
+/// });
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! claim_lease {
+    ($($table:ident)::+) => {
+        $crate::claim_lease!($($table)::+ {
+            owner: owner,
+            claim_token: claim_token,
+            claimed_at: claimed_at,
+        });
+    };
+    ($($table:ident)::+ {
+        owner: $owner:ident,
+        claim_token: $claim_token:ident,
+        claimed_at: $claimed_at:ident $(,)?
+    }) => {
+        impl $crate::ClaimLease for $($table)::+::table {
+            type Owner = $($table)::+::$owner;
+            type ClaimToken = $($table)::+::$claim_token;
+            type ClaimedAt = $($table)::+::$claimed_at;
+            type Clock = $crate::__diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
+            type RowsHeldBy<'a> = $crate::__diesel::dsl::Filter<Self, $crate::HeldBy<'a, Self>>;
+
+            fn rows_held_by(self, token: &str) -> Self::RowsHeldBy<'_> {
+                $crate::__diesel::QueryDsl::filter(self, $crate::ClaimLease::held_by(self, token))
+            }
+        }
+    };
+}

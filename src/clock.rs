@@ -1,0 +1,190 @@
+//! SQL nodes that read the database's clock, and the backend hooks that render them.
+use std::marker::PhantomData;
+
+use diesel::backend::Backend;
+use diesel::expression::{is_aggregate, AppearsOnTable, Expression, SelectableExpression};
+use diesel::expression::{TypedExpressionType, ValidGrouping};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{Nullable, SqlType};
+use diesel::QueryResult;
+
+use crate::{Age, Lease};
+
+/// A backend whose clock diesel-lease reads: how it spells "now" and "now minus an age".
+///
+/// Implemented for PostgreSQL (`statement_timestamp()`, the time the statement arrived, not the
+/// transaction's start), MySQL/MariaDB (`UTC_TIMESTAMP(6)`, whatever the session's time zone) and
+/// SQLite (`strftime('%Y-%m-%d %H:%M:%f', 'now')`, the one text format the library writes).
+/// Each is read once per statement, so every row and every comparison of one statement sees the
+/// same instant.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel::sql_types::Nullable;
+/// use diesel_lease::{sql_types::UtcTimestamp, Now};
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let now: Option<chrono::DateTime<chrono::Utc>> =
+///     diesel::select(Now::<Nullable<UtcTimestamp>>::default()).get_result(conn)?;
+/// assert!(now.is_some());
+/// # Ok(())
+/// # }
+/// ```
+pub trait DatabaseClock: Backend {
+    /// Writes the database's current time.
+    fn walk_now(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
+
+    /// Writes the database's current time minus `micros` microseconds, bound as a parameter.
+    fn walk_ago<'b>(micros: &'b i64, out: AstPass<'_, 'b, Self>) -> QueryResult<()>;
+}
+
+/// A timestamp SQL type that [`DatabaseClock`] can write on backend `DB`.
+///
+/// PostgreSQL: `Timestamptz`; MySQL/MariaDB: `Datetime` (never `Timestamp`, which the session time
+/// zone shifts); SQLite: `Timestamp` (TEXT); every backend: [`crate::sql_types::UtcTimestamp`];
+/// and any of them `Nullable`.
+///
+/// ```
+/// use diesel::sql_types::Nullable;
+/// use diesel_lease::{sql_types::UtcTimestamp, TimestampOn};
+///
+/// fn writable<ST: TimestampOn<diesel::sqlite::Sqlite>>() {}
+/// writable::<Nullable<UtcTimestamp>>();
+/// writable::<diesel::sql_types::Timestamp>();
+/// ```
+pub trait TimestampOn<DB>: SqlType {}
+
+impl<ST, DB> TimestampOn<DB> for Nullable<ST> where ST: TimestampOn<DB> + SqlType<IsNull = diesel::sql_types::is_nullable::NotNull> {}
+
+/// The database's current time, typed as the timestamp column `ST` it is compared with or written to.
+///
+/// ```
+/// use diesel::sql_types::Nullable;
+/// use diesel_lease::{sql_types::UtcTimestamp, Now};
+///
+/// let now = Now::<Nullable<UtcTimestamp>>::default();
+/// # let _ = now;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Now<ST> {
+    sql_type: PhantomData<ST>,
+}
+
+impl<ST> Default for Now<ST> {
+    fn default() -> Self {
+        Self {
+            sql_type: PhantomData,
+        }
+    }
+}
+
+/// The database's current time minus an [`Age`], typed as the timestamp column `ST`.
+///
+/// ```
+/// use diesel::sql_types::Nullable;
+/// use diesel_lease::{sql_types::UtcTimestamp, Ago, Lease};
+///
+/// let a_minute_ago = Ago::<Nullable<UtcTimestamp>>::new(Lease::from_secs(60)?.into());
+/// # let _ = a_minute_ago;
+/// # Ok::<(), diesel_lease::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Ago<ST> {
+    micros: i64,
+    sql_type: PhantomData<ST>,
+}
+
+impl<ST> Ago<ST> {
+    /// The database's now minus `age`.
+    ///
+    /// ```
+    /// # use diesel::sql_types::Nullable;
+    /// let now = diesel_lease::Ago::<Nullable<diesel_lease::sql_types::UtcTimestamp>>::new(diesel_lease::Age::ZERO);
+    /// # let _ = now;
+    /// ```
+    pub fn new(age: Age) -> Self {
+        Self {
+            micros: *age.micros(),
+            sql_type: PhantomData,
+        }
+    }
+
+    pub(crate) fn lease(lease: Lease) -> Self {
+        Self::new(lease.into())
+    }
+}
+
+/// SQL `NULL` typed as `ST`: what [`crate::ClaimLease::released`] writes, with no bound value.
+///
+/// ```
+/// use diesel::sql_types::{Nullable, Text};
+///
+/// let null = diesel_lease::Null::<Nullable<Text>>::default();
+/// # let _ = null;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Null<ST> {
+    sql_type: PhantomData<ST>,
+}
+
+impl<ST> Default for Null<ST> {
+    fn default() -> Self {
+        Self {
+            sql_type: PhantomData,
+        }
+    }
+}
+
+impl<ST, DB> QueryFragment<DB> for Now<ST>
+where
+    DB: DatabaseClock,
+    ST: TimestampOn<DB>,
+{
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_now(out)
+    }
+}
+
+impl<ST, DB> QueryFragment<DB> for Ago<ST>
+where
+    DB: DatabaseClock,
+    ST: TimestampOn<DB>,
+{
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_ago(&self.micros, out)
+    }
+}
+
+impl<ST, DB: Backend> QueryFragment<DB> for Null<ST> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("NULL");
+        Ok(())
+    }
+}
+
+/// The trait impls every SQL node of this module shares: typed as `ST`, valid on any table and
+/// in any grouping, and cached by type (their SQL text never varies; values are bound).
+macro_rules! sql_node {
+    ($($node:ident),+) => {$(
+        impl<ST: TypedExpressionType> Expression for $node<ST> {
+            type SqlType = ST;
+        }
+
+        impl<ST: TypedExpressionType, QS> AppearsOnTable<QS> for $node<ST> {}
+
+        impl<ST: TypedExpressionType, QS> SelectableExpression<QS> for $node<ST> {}
+
+        impl<ST, GroupBy> ValidGrouping<GroupBy> for $node<ST> {
+            type IsAggregate = is_aggregate::Never;
+        }
+
+        impl<ST: 'static> QueryId for $node<ST> {
+            type QueryId = Self;
+            const HAS_STATIC_QUERY_ID: bool = true;
+        }
+    )+};
+}
+
+sql_node!(Now, Ago, Null);

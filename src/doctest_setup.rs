@@ -1,0 +1,40 @@
+// Shared by the doctests: an in-memory SQLite database with one queued job.
+#[allow(unused_imports)]
+use diesel::prelude::*;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    jobs (id) {
+        id -> BigInt,
+        status -> Text,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+diesel_lease::claim_lease!(jobs);
+
+#[allow(dead_code)]
+#[derive(Debug, Queryable)]
+struct Job {
+    id: i64,
+    status: String,
+    owner: Option<String>,
+    claim_token: Option<String>,
+    claimed_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[allow(dead_code)]
+fn jobs_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::Error> {
+    let mut conn = diesel::sqlite::SqliteConnection::establish(":memory:")?;
+    diesel::sql_query(
+        "CREATE TABLE jobs (id BIGINT PRIMARY KEY, status TEXT NOT NULL, owner TEXT, \
+         claim_token TEXT, claimed_at TEXT)",
+    )
+    .execute(&mut conn)?;
+    diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(&mut conn)?;
+    Ok(conn)
+}

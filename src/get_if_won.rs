@@ -1,0 +1,95 @@
+//! Claiming a row and learning whether the claim won, from the claiming statement itself.
+use diesel::connection::Connection;
+use diesel::query_builder::UpdateStatement;
+#[cfg(any(feature = "postgres", feature = "sqlite", feature = "mysql"))]
+use diesel::{query_dsl::LoadQuery, OptionalExtension, RunQueryDsl};
+
+use crate::{Claim, ClaimLease, Error};
+
+/// Runs a claiming `UPDATE` and gives back the claimed row if, and only if, this claim won it.
+///
+/// The statement is the caller's: its filter says what may be taken (e.g.
+/// [`ClaimLease::claimable`]) and its changeset holds [`ClaimLease::taken`] beside the caller's own
+/// assignments, so the claim and the status change are one statement. The answer comes from that
+/// statement: `RETURNING` on PostgreSQL and SQLite; on MySQL/MariaDB, which have no `RETURNING`,
+/// its matched-row count, then a read of the row by the claim's token. The filter should pick one
+/// row (e.g. by primary key); the same code runs on every backend.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let lease = Lease::from_secs(30)?;
+/// let claim = Claim::new("worker-1")?;
+/// let job: Option<Job> = diesel::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
+///     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
+///     .get_if_won(&claim, conn)?;
+/// assert_eq!(job.and_then(|job| job.owner).as_deref(), Some("worker-1"));
+/// # Ok(())
+/// # }
+/// ```
+pub trait GetIfWonDsl: Sized {
+    /// Runs the claim: `Some(row)` when `claim` won it, `None` when the filter matched no row.
+    ///
+    /// See the [trait's documentation](GetIfWonDsl) for an example.
+    fn get_if_won<'q, C, R>(self, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>
+    where
+        C: Connection,
+        C::Backend: ReportsWinner<'q, Self, C, R>;
+}
+
+impl<T: ClaimLease, U, V> GetIfWonDsl for UpdateStatement<T, U, V> {
+    fn get_if_won<'q, C, R>(self, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>
+    where
+        C: Connection,
+        C::Backend: ReportsWinner<'q, Self, C, R>,
+    {
+        <C::Backend as ReportsWinner<'q, Self, C, R>>::report_winner(self, claim, conn)
+    }
+}
+
+/// How a backend tells whether a claiming statement won, and gives back the row.
+///
+/// Implemented by the library for each backend; see [`GetIfWonDsl`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::query_builder::UpdateStatement;
+/// use diesel_lease::ReportsWinner;
+///
+/// fn reports<'q, S, C, R>() where diesel::sqlite::Sqlite: ReportsWinner<'q, S, C, R> {}
+/// # fn main() {}
+/// ```
+pub trait ReportsWinner<'q, Statement, C, R>: diesel::backend::Backend {
+    /// Runs `statement` and gives back its row if `claim` won it.
+    fn report_winner(statement: Statement, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>;
+}
+
+/// The winner of a statement that can return what it changed: its `RETURNING` row.
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+pub(crate) fn returned_row<'q, S, C, R>(statement: S, conn: &mut C) -> Result<Option<R>, Error>
+where
+    C: Connection,
+    S: LoadQuery<'q, C, R>,
+{
+    Ok(statement.get_result(conn).optional()?)
+}
+
+/// The winner of a statement that returns only its matched-row count: the row read back by the token.
+#[cfg(feature = "mysql")]
+pub(crate) fn matched_row<T, S, C, R>(statement: S, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>
+where
+    T: ClaimLease,
+    C: Connection,
+    S: diesel::query_dsl::methods::ExecuteDsl<C>,
+    for<'a> T::RowsHeldBy<'a>: LoadQuery<'a, C, R>,
+{
+    if S::execute(statement, conn)? == 0 {
+        return Ok(None);
+    }
+    let held = T::default().rows_held_by(claim.token());
+    Ok(held.get_result(conn).optional()?)
+}
