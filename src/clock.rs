@@ -56,7 +56,10 @@ pub trait DatabaseClock: Backend {
 /// ```
 pub trait TimestampOn<DB>: SqlType {}
 
-impl<ST, DB> TimestampOn<DB> for Nullable<ST> where ST: TimestampOn<DB> + SqlType<IsNull = diesel::sql_types::is_nullable::NotNull> {}
+impl<ST, DB> TimestampOn<DB> for Nullable<ST> where
+    ST: TimestampOn<DB> + SqlType<IsNull = diesel::sql_types::is_nullable::NotNull>
+{
+}
 
 /// The database's current time, typed as the timestamp column `ST` it is compared with or written to.
 ///

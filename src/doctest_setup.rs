@@ -38,3 +38,19 @@ fn jobs_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::E
     diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(&mut conn)?;
     Ok(conn)
 }
+
+/// An in-memory SQLite database with the agent tables and two chats of `user-1`.
+#[allow(dead_code)]
+fn agent_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::Error> {
+    use diesel_lease::agent::schema::conversations;
+
+    let mut conn = diesel::sqlite::SqliteConnection::establish(":memory:")?;
+    diesel_lease::agent::run_migrations(&mut conn)?;
+    diesel::insert_into(conversations::table)
+        .values(&vec![
+            (conversations::id.eq("chat-1"), conversations::user_id.eq("user-1")),
+            (conversations::id.eq("chat-2"), conversations::user_id.eq("user-1")),
+        ])
+        .execute(&mut conn)?;
+    Ok(conn)
+}

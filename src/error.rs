@@ -44,6 +44,9 @@ pub enum Error {
     /// A conversation or user id is empty, too long or holds control characters.
     #[error("invalid id: {0}")]
     InvalidId(String),
+    /// A lock changed hands again and again while being acquired; trying again is safe.
+    #[error("contended: {0}")]
+    Contended(String),
     /// A click would hold the user's lock longer than a turn's lease.
     #[error("the hold ({hold:?}) is longer than the lease ({ttl:?})")]
     HoldExceedsTtl {
@@ -65,4 +68,3 @@ pub enum Error {
     #[error("a click is in flight for this user: {0}")]
     ClickInFlight(Holder),
 }
-

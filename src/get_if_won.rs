@@ -65,7 +65,8 @@ impl<T: ClaimLease, U, V> GetIfWonDsl for UpdateStatement<T, U, V> {
 /// ```
 pub trait ReportsWinner<'q, Statement, C, R>: diesel::backend::Backend {
     /// Runs `statement` and gives back its row if `claim` won it.
-    fn report_winner(statement: Statement, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>;
+    fn report_winner(statement: Statement, claim: &Claim, conn: &mut C)
+        -> Result<Option<R>, Error>;
 }
 
 /// The winner of a statement that can return what it changed: its `RETURNING` row.
@@ -80,7 +81,11 @@ where
 
 /// The winner of a statement that returns only its matched-row count: the row read back by the token.
 #[cfg(feature = "mysql")]
-pub(crate) fn matched_row<T, S, C, R>(statement: S, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>
+pub(crate) fn matched_row<T, S, C, R>(
+    statement: S,
+    claim: &Claim,
+    conn: &mut C,
+) -> Result<Option<R>, Error>
 where
     T: ClaimLease,
     C: Connection,

@@ -56,7 +56,6 @@ mod error;
 mod get_if_won;
 mod lease;
 pub mod sql_types;
-mod transaction;
 
 #[cfg(feature = "mysql")]
 pub mod mysql;
@@ -67,7 +66,7 @@ pub mod sqlite;
 
 pub use claim::Claim;
 pub use claim_lease::{
-    Claimable, ClaimLease, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
+    ClaimLease, Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
     Unclaimed,
 };
 pub use clock::{Ago, DatabaseClock, Now, Null, TimestampOn};

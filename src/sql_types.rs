@@ -22,5 +22,7 @@
 /// }
 /// # fn main() {}
 /// ```
-#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId, diesel::sql_types::SqlType)]
+#[derive(
+    Debug, Clone, Copy, Default, diesel::query_builder::QueryId, diesel::sql_types::SqlType,
+)]
 pub struct UtcTimestamp;

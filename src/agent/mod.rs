@@ -1,3 +1,38 @@
-//! agent
-#[derive(Debug)] pub struct Holder;
-impl std::fmt::Display for Holder { fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { write!(f, "x") } }
+//! The two locks of an AI-agent chat application, built on the generic lease layer.
+//!
+//! A **turn** of the agent holds its conversation's lock (one turn per chat) and its user's lock
+//! (one turn in flight per user, so parallel chats cannot run past a limit). A **click** on a
+//! confirmation card takes the user's lock alone, for a short hold. Both locks are rows of
+//! [`schema::conversations`] and [`schema::user_settings`], claimed through
+//! [`ClaimLease`](crate::ClaimLease): never advisory locks, which would pin a pool connection for
+//! the whole turn.
+//!
+//! ```
+//! # include!("../doctest_setup.rs");
+//! use diesel_lease::agent::{AgentLocks, ClickRef, TurnRef};
+//! use diesel_lease::{Error, Lease};
+//!
+//! # fn main() -> Result<(), Error> {
+//! # let conn = &mut agent_connection()?;
+//! let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+//! let turn = TurnRef::new("turn-1")?;
+//! locks.acquire(conn, "chat-1", "user-1", &turn)?;
+//! // ... the agent runs, checking `held` before each round ...
+//! locks.release(conn, "chat-1", "user-1", &turn)?;
+//!
+//! let click = ClickRef::new();
+//! locks.acquire_user(conn, "user-1", &click, Lease::from_secs(10)?)?;
+//! locks.release_user(conn, "user-1", &click)?;
+//! # Ok(())
+//! # }
+//! ```
+mod connection;
+mod locks;
+mod migrations;
+mod refs;
+pub mod schema;
+
+pub use connection::AgentConnection;
+pub use locks::AgentLocks;
+pub use migrations::{run_migrations, AgentMigrations};
+pub use refs::{ClickRef, Holder, HolderKind, TurnRef};

@@ -64,3 +64,8 @@ where
         matched_row::<T, _, _, _>(statement, claim, conn)
     }
 }
+
+impl crate::agent::AgentMigrations for Mysql {
+    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/mysql");
+}

@@ -59,3 +59,8 @@ where
         returned_row(statement, conn)
     }
 }
+
+impl crate::agent::AgentMigrations for Pg {
+    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/postgres");
+}

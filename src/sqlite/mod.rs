@@ -58,3 +58,8 @@ where
         returned_row(statement, conn)
     }
 }
+
+impl crate::agent::AgentMigrations for Sqlite {
+    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/sqlite");
+}

@@ -1,0 +1,2 @@
+DROP TABLE user_settings;
+DROP TABLE conversations;

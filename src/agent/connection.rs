@@ -1,0 +1,251 @@
+//! The statements of the agent locks, each built once and run on any backend's connection.
+use chrono::{DateTime, Utc};
+use diesel::connection::Connection;
+use diesel::dsl;
+use diesel::prelude::*;
+use diesel::query_dsl::methods::ExecuteDsl;
+use diesel::query_dsl::LoadQuery;
+use diesel::sql_types::Nullable;
+
+use super::schema::{conversations, user_settings};
+use crate::claim_lease::{
+    Claimable, Fresh, HeldBy, Outlived, Released, RenewedAgo, Taken, TakenAgo,
+};
+use crate::sql_types::UtcTimestamp;
+use crate::{Age, Claim, ClaimLease, Lease, Now};
+
+type Chats = conversations::table;
+type Users = user_settings::table;
+type ChatById<'a> = dsl::Eq<conversations::id, &'a str>;
+type UserById<'a> = dsl::Eq<user_settings::user_id, &'a str>;
+type ChatHeldBy<'a> = dsl::And<ChatById<'a>, HeldBy<'a, Chats>>;
+type UserHeldBy<'a> = dsl::And<UserById<'a>, HeldBy<'a, Users>>;
+type ClaimableOrHeld<'a, T> = dsl::Or<Claimable<T>, HeldBy<'a, T>>;
+type DatabaseNow = Now<Nullable<UtcTimestamp>>;
+
+pub(crate) type ClaimChat<'a> = dsl::Update<
+    dsl::Filter<Chats, dsl::And<ChatById<'a>, ClaimableOrHeld<'a, Chats>>>,
+    Taken<'a, Chats>,
+>;
+pub(crate) type ClaimUser<'a> = dsl::Update<
+    dsl::Filter<Users, dsl::And<UserById<'a>, ClaimableOrHeld<'a, Users>>>,
+    TakenAgo<'a, Users>,
+>;
+pub(crate) type CreateUser = dsl::Values<
+    dsl::insert_into<Users>,
+    (
+        dsl::Eq<user_settings::user_id, String>,
+        dsl::Eq<user_settings::updated_at, Now<UtcTimestamp>>,
+    ),
+>;
+pub(crate) type ChatHolder<'a> = dsl::Select<
+    dsl::Filter<Chats, ChatById<'a>>,
+    (
+        conversations::busy_owner,
+        conversations::busy_turn_ref,
+        conversations::busy_since,
+        DatabaseNow,
+    ),
+>;
+pub(crate) type UserHolder<'a> = dsl::Select<
+    dsl::Filter<Users, UserById<'a>>,
+    (
+        user_settings::busy_owner,
+        user_settings::busy_turn_ref,
+        user_settings::busy_since,
+        DatabaseNow,
+    ),
+>;
+pub(crate) type ReleaseChat<'a> = dsl::Update<dsl::Filter<Chats, ChatHeldBy<'a>>, Released<Chats>>;
+pub(crate) type ReleaseStaleChat<'a> =
+    dsl::Update<dsl::Filter<Chats, dsl::And<ChatHeldBy<'a>, Outlived<Chats>>>, Released<Chats>>;
+pub(crate) type ReleaseUser<'a> = dsl::Update<dsl::Filter<Users, UserHeldBy<'a>>, Released<Users>>;
+pub(crate) type KeepUser<'a> = dsl::Update<dsl::Filter<Users, UserHeldBy<'a>>, RenewedAgo<Users>>;
+pub(crate) type HoldsBoth<'a> = dsl::select<
+    dsl::And<
+        dsl::exists<dsl::Filter<Chats, ChatHeldBy<'a>>>,
+        dsl::exists<dsl::Filter<Users, UserHeldBy<'a>>>,
+    >,
+>;
+pub(crate) type HoldsFreshChat<'a> =
+    dsl::select<dsl::exists<dsl::Filter<Chats, dsl::And<ChatHeldBy<'a>, Fresh<Chats>>>>>;
+
+/// A lock row's holder columns and the database's now: `(owner, reference, since, now)`.
+pub(crate) type HolderRow = (
+    Option<String>,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+);
+
+/// A connection the agent locks run on: `PgConnection`, `MysqlConnection`, `SqliteConnection`,
+/// and r2d2's pooled connections of each.
+///
+/// Implemented for every connection whose backend can run the lock statements; its methods are
+/// the statements themselves, for [`AgentLocks`](super::AgentLocks) to call.
+///
+/// ```
+/// fn runs_agent_locks<C: diesel_lease::agent::AgentConnection>() {}
+/// runs_agent_locks::<diesel::SqliteConnection>();
+/// runs_agent_locks::<diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<diesel::SqliteConnection>>>();
+/// ```
+pub trait AgentConnection: Connection {
+    #[doc(hidden)]
+    fn claim_chat(&mut self, chat: &str, claim: &Claim, ttl: Lease) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn claim_user(
+        &mut self,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+        dated_back: Age,
+    ) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn create_user(&mut self, user: &str) -> QueryResult<()>;
+    #[doc(hidden)]
+    fn chat_holder(&mut self, chat: &str) -> QueryResult<Option<HolderRow>>;
+    #[doc(hidden)]
+    fn user_holder(&mut self, user: &str) -> QueryResult<Option<HolderRow>>;
+    #[doc(hidden)]
+    fn release_chat(&mut self, chat: &str, reference: &str) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn release_stale_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn release_user(&mut self, user: &str, reference: &str) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn keep_user(&mut self, user: &str, reference: &str, dated_back: Age) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn holds_both(&mut self, chat: &str, user: &str, reference: &str) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn holds_fresh_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool>;
+}
+
+impl<C> AgentConnection for C
+where
+    C: Connection,
+    for<'a> ClaimChat<'a>: ExecuteDsl<C>,
+    for<'a> ClaimUser<'a>: ExecuteDsl<C>,
+    CreateUser: ExecuteDsl<C>,
+    for<'a> ChatHolder<'a>: LoadQuery<'a, C, HolderRow>,
+    for<'a> UserHolder<'a>: LoadQuery<'a, C, HolderRow>,
+    for<'a> ReleaseChat<'a>: ExecuteDsl<C>,
+    for<'a> ReleaseStaleChat<'a>: ExecuteDsl<C>,
+    for<'a> ReleaseUser<'a>: ExecuteDsl<C>,
+    for<'a> KeepUser<'a>: ExecuteDsl<C>,
+    for<'a> HoldsBoth<'a>: LoadQuery<'a, C, bool>,
+    for<'a> HoldsFreshChat<'a>: LoadQuery<'a, C, bool>,
+{
+    fn claim_chat(&mut self, chat: &str, claim: &Claim, ttl: Lease) -> QueryResult<bool> {
+        let chats = conversations::table;
+        let claimable = chats.claimable(ttl).or(chats.held_by(claim.token()));
+        let statement: ClaimChat<'_> =
+            diesel::update(chats.filter(conversations::id.eq(chat).and(claimable)))
+                .set(chats.taken(claim));
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn claim_user(
+        &mut self,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+        dated_back: Age,
+    ) -> QueryResult<bool> {
+        let users = user_settings::table;
+        let claimable = users.claimable(ttl).or(users.held_by(claim.token()));
+        let statement: ClaimUser<'_> =
+            diesel::update(users.filter(user_settings::user_id.eq(user).and(claimable)))
+                .set(users.taken_ago(claim, dated_back));
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn create_user(&mut self, user: &str) -> QueryResult<()> {
+        // Owned: Diesel's insert statements execute only when their values are 'static.
+        let statement: CreateUser = diesel::insert_into(user_settings::table).values((
+            user_settings::user_id.eq(user.to_owned()),
+            user_settings::updated_at.eq(Now::default()),
+        ));
+        statement.execute(self).map(drop)
+    }
+
+    fn chat_holder(&mut self, chat: &str) -> QueryResult<Option<HolderRow>> {
+        let query: ChatHolder<'_> = conversations::table
+            .filter(conversations::id.eq(chat))
+            .select((
+                conversations::busy_owner,
+                conversations::busy_turn_ref,
+                conversations::busy_since,
+                DatabaseNow::default(),
+            ));
+        query.get_result(self).optional()
+    }
+
+    fn user_holder(&mut self, user: &str) -> QueryResult<Option<HolderRow>> {
+        let query: UserHolder<'_> = user_settings::table
+            .filter(user_settings::user_id.eq(user))
+            .select((
+                user_settings::busy_owner,
+                user_settings::busy_turn_ref,
+                user_settings::busy_since,
+                DatabaseNow::default(),
+            ));
+        query.get_result(self).optional()
+    }
+
+    fn release_chat(&mut self, chat: &str, reference: &str) -> QueryResult<bool> {
+        let chats = conversations::table;
+        let statement: ReleaseChat<'_> =
+            diesel::update(chats.filter(chat_held_by(chat, reference))).set(chats.released());
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn release_stale_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool> {
+        let chats = conversations::table;
+        let stale = chat_held_by(chat, reference).and(chats.outlived(ttl));
+        let statement: ReleaseStaleChat<'_> =
+            diesel::update(chats.filter(stale)).set(chats.released());
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn release_user(&mut self, user: &str, reference: &str) -> QueryResult<bool> {
+        let users = user_settings::table;
+        let statement: ReleaseUser<'_> =
+            diesel::update(users.filter(user_held_by(user, reference))).set(users.released());
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn keep_user(&mut self, user: &str, reference: &str, dated_back: Age) -> QueryResult<bool> {
+        let users = user_settings::table;
+        let statement: KeepUser<'_> = diesel::update(users.filter(user_held_by(user, reference)))
+            .set(users.renewed_ago(dated_back));
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn holds_both(&mut self, chat: &str, user: &str, reference: &str) -> QueryResult<bool> {
+        let query: HoldsBoth<'_> = diesel::select(
+            dsl::exists(conversations::table.filter(chat_held_by(chat, reference))).and(
+                dsl::exists(user_settings::table.filter(user_held_by(user, reference))),
+            ),
+        );
+        query.get_result(self)
+    }
+
+    fn holds_fresh_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool> {
+        let fresh = chat_held_by(chat, reference).and(conversations::table.fresh(ttl));
+        let query: HoldsFreshChat<'_> =
+            diesel::select(dsl::exists(conversations::table.filter(fresh)));
+        query.get_result(self)
+    }
+}
+
+fn chat_held_by<'a>(chat: &'a str, reference: &'a str) -> ChatHeldBy<'a> {
+    conversations::id
+        .eq(chat)
+        .and(conversations::table.held_by(reference))
+}
+
+fn user_held_by<'a>(user: &'a str, reference: &'a str) -> UserHeldBy<'a> {
+    user_settings::user_id
+        .eq(user)
+        .and(user_settings::table.held_by(reference))
+}

@@ -1,0 +1,484 @@
+//! The turn and user locks: acquiring, checking, keeping and releasing them.
+use std::time::Duration;
+
+use super::connection::{AgentConnection, HolderRow};
+use super::refs::{ClickRef, Holder, HolderKind, TurnRef};
+use crate::claim::checked_text;
+use crate::{Age, Claim, Error, Lease};
+
+/// How many times an acquire starts over when the lock changed hands between its claim and the
+/// read of who holds it, or when it created the user's row.
+const ATTEMPTS: usize = 3;
+
+/// The locks of one node: a per-conversation turn lock and a per-user lock, both rows.
+///
+/// A turn holds its conversation's lock (one turn per chat) and its user's lock (one turn in
+/// flight per user); a click on a confirmation card takes the user's lock alone, for a short hold.
+/// A lock is free when empty or older than the TTL by the database's clock, so a lock left by a
+/// node that went down frees itself. Each lock is taken by one conditional `UPDATE`; both of a
+/// turn's by one transaction, chat first, then user, so turns cannot deadlock. Nothing is held
+/// between calls: no advisory lock, no open transaction, no pinned connection.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel_lease::agent::{AgentLocks, TurnRef};
+/// use diesel_lease::{Error, Lease};
+///
+/// # fn main() -> Result<(), Error> {
+/// # let conn = &mut agent_connection()?;
+/// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+/// let turn = TurnRef::new("turn-1")?;
+/// locks.acquire(conn, "chat-1", "user-1", &turn)?;
+///
+/// let second = TurnRef::new("turn-2")?;
+/// assert!(matches!(locks.acquire(conn, "chat-1", "user-1", &second), Err(Error::ConversationBusy(_))));
+///
+/// assert!(locks.held(conn, "chat-1", "user-1", &turn)?, "checked before each round of the turn");
+/// assert!(locks.release(conn, "chat-1", "user-1", &turn)?);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AgentLocks {
+    node: String,
+    ttl: Lease,
+}
+
+/// Why a lock transaction stopped: an error for the caller, or a reason to start over.
+enum Abort {
+    Failed(Error),
+    StartOver,
+}
+
+impl From<diesel::result::Error> for Abort {
+    fn from(error: diesel::result::Error) -> Self {
+        Abort::Failed(Error::Database(error))
+    }
+}
+
+impl From<Error> for Abort {
+    fn from(error: Error) -> Self {
+        Abort::Failed(error)
+    }
+}
+
+impl AgentLocks {
+    /// The locks of `node` (named in `busy_owner`), with `ttl` the lease of a turn's locks: how old
+    /// a lock must be, by the database's clock, before another turn may take it over.
+    ///
+    /// ```
+    /// use diesel_lease::{agent::AgentLocks, Lease};
+    ///
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// assert_eq!(locks.node(), "node-a");
+    /// assert!(AgentLocks::new("", Lease::from_secs(120)?).is_err());
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn new(node: &str, ttl: Lease) -> Result<Self, Error> {
+        Ok(Self {
+            node: checked_text(node).map_err(Error::InvalidOwner)?,
+            ttl,
+        })
+    }
+
+    /// The node these locks are taken for.
+    ///
+    /// ```
+    /// # let locks = diesel_lease::agent::AgentLocks::new("n1", diesel_lease::Lease::from_secs(9)?)?;
+    /// assert_eq!(locks.node(), "n1");
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The lease of a turn's locks.
+    ///
+    /// ```
+    /// # use diesel_lease::Lease;
+    /// # let locks = diesel_lease::agent::AgentLocks::new("n1", Lease::from_secs(9)?)?;
+    /// assert_eq!(locks.ttl(), Lease::from_secs(9)?);
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn ttl(&self) -> Lease {
+        self.ttl
+    }
+
+    /// Takes both locks for `turn`, or neither.
+    ///
+    /// The conversation is tried first: another turn there is [`Error::ConversationBusy`]; a turn
+    /// of the same user in another chat is [`Error::TurnInFlight`]; a click of the user is
+    /// [`Error::ClickInFlight`]; each names the holder. An unknown conversation is
+    /// [`Error::UnknownConversation`]. The user's settings row is created, empty, if it is missing.
+    /// Acquiring again with the same `turn` succeeds and restarts its locks' lease, so a caller
+    /// that got [`Error::OutcomeUnknown`] may simply retry.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// locks.acquire(conn, "chat-1", "user-1", &TurnRef::new("turn-1")?)?;
+    /// let refused = locks.acquire(conn, "chat-2", "user-1", &TurnRef::new("turn-2")?);
+    /// let Err(Error::TurnInFlight(holder)) = refused else { panic!("{refused:?}") };
+    /// assert_eq!(holder.reference, "turn-1");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn acquire<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        conversation: &str,
+        user: &str,
+        turn: &TurnRef,
+    ) -> Result<(), Error> {
+        let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        let claim = Claim::with_token(&self.node, turn.as_str())?;
+        self.with_attempts(conn, user, |conn| {
+            transaction(conn, |conn| {
+                if !conn.claim_chat(conversation, &claim, self.ttl)? {
+                    return Err(match conn.chat_holder(conversation)? {
+                        None => Abort::Failed(Error::UnknownConversation(conversation.to_owned())),
+                        Some(row) => self.refusal(row, |holder| Error::ConversationBusy(holder)),
+                    });
+                }
+                self.claim_user(conn, user, &claim, Age::ZERO)
+            })
+        })
+    }
+
+    /// Takes the user's lock alone for a confirmation `click`, blocking the user's turns for `hold`.
+    ///
+    /// Refused with [`Error::TurnInFlight`] or [`Error::ClickInFlight`] while another holds it
+    /// within the TTL, so a running turn is never taken over. The lock is dated back by
+    /// `ttl - hold`: should it never be released, a turn takes it over `hold` after it was taken
+    /// or last kept. `hold` longer than the TTL is [`Error::HoldExceedsTtl`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, ClickRef, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let click = ClickRef::new();
+    /// locks.acquire_user(conn, "user-1", &click, Lease::from_secs(10)?)?;
+    /// let turn = locks.acquire(conn, "chat-1", "user-1", &TurnRef::new("turn-1")?);
+    /// assert!(matches!(turn, Err(Error::ClickInFlight(_))));
+    /// assert!(locks.release_user(conn, "user-1", &click)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn acquire_user<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        user: &str,
+        click: &ClickRef,
+        hold: Lease,
+    ) -> Result<(), Error> {
+        let user = checked_id(user)?;
+        let dated_back = self.dated_back(hold)?;
+        let claim = Claim::with_token(&self.node, click.as_str())?;
+        self.with_attempts(conn, user, |conn| {
+            self.claim_user(conn, user, &claim, dated_back)
+        })
+    }
+
+    /// Whether the conversation's lock is `turn`'s and younger than the TTL: the turn may still
+    /// run, on this node or another.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let turn = TurnRef::new("turn-1")?;
+    /// assert!(!locks.fresh(conn, "chat-1", &turn)?);
+    /// locks.acquire(conn, "chat-1", "user-1", &turn)?;
+    /// assert!(locks.fresh(conn, "chat-1", &turn)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fresh<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        conversation: &str,
+        turn: &TurnRef,
+    ) -> Result<bool, Error> {
+        let conversation = checked_id(conversation)?;
+        Ok(conn.holds_fresh_chat(conversation, turn.as_str(), self.ttl)?)
+    }
+
+    /// Whether `turn` holds both locks. A running turn checks it before each round; a turn whose
+    /// lock was taken over stops there.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let turn = TurnRef::new("turn-1")?;
+    /// locks.acquire(conn, "chat-1", "user-1", &turn)?;
+    /// assert!(locks.held(conn, "chat-1", "user-1", &turn)?);
+    /// assert!(!locks.held(conn, "chat-1", "user-1", &TurnRef::new("turn-0")?)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn held<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        conversation: &str,
+        user: &str,
+        turn: &TurnRef,
+    ) -> Result<bool, Error> {
+        let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        Ok(conn.holds_both(conversation, user, turn.as_str())?)
+    }
+
+    /// Dates the user's lock of `click` as if taken now (dated back by `ttl - hold`), only while
+    /// `click` still holds it; says whether it did. A click that runs longer than its hold keeps
+    /// blocking turns this way.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, ClickRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let (click, hold) = (ClickRef::new(), Lease::from_secs(10)?);
+    /// locks.acquire_user(conn, "user-1", &click, hold)?;
+    /// assert!(locks.keep_user(conn, "user-1", &click, hold)?);
+    /// assert!(!locks.keep_user(conn, "user-1", &ClickRef::new(), hold)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn keep_user<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        user: &str,
+        click: &ClickRef,
+        hold: Lease,
+    ) -> Result<bool, Error> {
+        let user = checked_id(user)?;
+        let dated_back = self.dated_back(hold)?;
+        Ok(conn.keep_user(user, click.as_str(), dated_back)?)
+    }
+
+    /// Releases both locks of `turn`, each only if `turn` still holds it, so a late release never
+    /// frees a newer turn's lock. True when `turn` still held both.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let turn = TurnRef::new("turn-1")?;
+    /// locks.acquire(conn, "chat-1", "user-1", &turn)?;
+    /// assert!(locks.release(conn, "chat-1", "user-1", &turn)?);
+    /// assert!(!locks.release(conn, "chat-1", "user-1", &turn)?, "already released");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        conversation: &str,
+        user: &str,
+        turn: &TurnRef,
+    ) -> Result<bool, Error> {
+        let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        let released = transaction(conn, |conn| {
+            let chat = conn.release_chat(conversation, turn.as_str())?;
+            let user = conn.release_user(user, turn.as_str())?;
+            Ok(chat && user)
+        });
+        finished(released)
+    }
+
+    /// Releases what is left of a turn lost with its node: only while the conversation's lock is
+    /// still `turn`'s and older than the TTL. True when this call released it, so of two callers
+    /// at most one gets true. The user's lock goes too, if `turn` still holds it.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, TurnRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let turn = TurnRef::new("turn-1")?;
+    /// locks.acquire(conn, "chat-1", "user-1", &turn)?;
+    /// assert!(!locks.release_stale(conn, "chat-1", "user-1", &turn)?, "not stale yet");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release_stale<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        conversation: &str,
+        user: &str,
+        turn: &TurnRef,
+    ) -> Result<bool, Error> {
+        let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        let released = transaction(conn, |conn| {
+            let stale = conn.release_stale_chat(conversation, turn.as_str(), self.ttl)?;
+            if stale {
+                conn.release_user(user, turn.as_str())?;
+            }
+            Ok(stale)
+        });
+        finished(released)
+    }
+
+    /// Releases the user's lock if `click` still holds it; says whether it did.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::agent::{AgentLocks, ClickRef};
+    /// # use diesel_lease::{Error, Lease};
+    /// # fn main() -> Result<(), Error> {
+    /// # let conn = &mut agent_connection()?;
+    /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
+    /// let click = ClickRef::new();
+    /// locks.acquire_user(conn, "user-1", &click, Lease::from_secs(5)?)?;
+    /// assert!(locks.release_user(conn, "user-1", &click)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release_user<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        user: &str,
+        click: &ClickRef,
+    ) -> Result<bool, Error> {
+        let user = checked_id(user)?;
+        Ok(conn.release_user(user, click.as_str())?)
+    }
+
+    /// Claims the user's lock, or tells why not: its holder, or that the row must be created first.
+    fn claim_user<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        user: &str,
+        claim: &Claim,
+        dated_back: Age,
+    ) -> Result<(), Abort> {
+        if conn.claim_user(user, claim, self.ttl, dated_back)? {
+            return Ok(());
+        }
+        match conn.user_holder(user)? {
+            None => Err(Abort::StartOver),
+            Some(row) => Err(self.refusal(row, |holder| match holder.kind {
+                HolderKind::Turn => Error::TurnInFlight(holder),
+                HolderKind::Click => Error::ClickInFlight(holder),
+            })),
+        }
+    }
+
+    /// Runs `attempt` until it succeeds or fails for good, creating the user's row when missing.
+    fn with_attempts<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        user: &str,
+        mut attempt: impl FnMut(&mut C) -> Result<(), Abort>,
+    ) -> Result<(), Error> {
+        for _ in 0..ATTEMPTS {
+            match attempt(conn) {
+                Ok(()) => return Ok(()),
+                Err(Abort::Failed(error)) => return Err(error),
+                Err(Abort::StartOver) => {
+                    if conn.user_holder(user)?.is_none() {
+                        create_user(conn, user)?;
+                    }
+                }
+            }
+        }
+        Err(Error::Contended(format!(
+            "the lock of user {user:?} changed hands {ATTEMPTS} times while acquiring"
+        )))
+    }
+
+    /// The refusal for a lock whose row `row` shows a holder; a lock found free starts over.
+    fn refusal(
+        &self,
+        (owner, reference, since, now): HolderRow,
+        refused: impl FnOnce(Holder) -> Error,
+    ) -> Abort {
+        let (Some(owner), Some(reference)) = (owner, reference) else {
+            return Abort::StartOver;
+        };
+        let age = match (since, now) {
+            (Some(since), Some(now)) => (now - since).to_std().unwrap_or(Duration::ZERO),
+            _ => Duration::ZERO,
+        };
+        Abort::Failed(refused(Holder {
+            kind: HolderKind::of(&reference),
+            owner,
+            reference,
+            age,
+            frees_in: self.ttl.as_duration().saturating_sub(age),
+        }))
+    }
+
+    fn dated_back(&self, hold: Lease) -> Result<Age, Error> {
+        self.ttl.checked_sub(hold).ok_or(Error::HoldExceedsTtl {
+            hold: hold.as_duration(),
+            ttl: self.ttl.as_duration(),
+        })
+    }
+}
+
+/// Creates the user's settings row, empty, in a statement of its own: inside the lock
+/// transaction a missing row would take gap locks on MySQL/MariaDB, which deadlock two creators.
+/// A concurrent creator's row is as good as ours.
+fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error> {
+    match conn.transaction(|conn| conn.create_user(user)) {
+        Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        ))
+        | Ok(()) => Ok(()),
+        Err(error) => Err(Error::Database(error)),
+    }
+}
+
+/// Runs `body` in a transaction. An error after the body succeeded is the COMMIT's, whose
+/// outcome is unknown: it becomes [`Error::OutcomeUnknown`].
+fn transaction<C: AgentConnection, T>(
+    conn: &mut C,
+    body: impl FnOnce(&mut C) -> Result<T, Abort>,
+) -> Result<T, Abort> {
+    let mut body_succeeded = false;
+    conn.transaction(|conn| {
+        let value = body(conn)?;
+        body_succeeded = true;
+        Ok(value)
+    })
+    .map_err(|abort| match abort {
+        Abort::Failed(Error::Database(error)) if body_succeeded => {
+            Abort::Failed(Error::OutcomeUnknown(error))
+        }
+        other => other,
+    })
+}
+
+/// The result of a transaction that never starts over.
+fn finished<T>(result: Result<T, Abort>) -> Result<T, Error> {
+    result.map_err(|abort| match abort {
+        Abort::Failed(error) => error,
+        Abort::StartOver => Error::Contended("a release cannot start over".to_owned()),
+    })
+}
+
+fn checked_id(id: &str) -> Result<&str, Error> {
+    checked_text(id).map(|_| id).map_err(Error::InvalidId)
+}

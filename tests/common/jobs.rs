@@ -1,0 +1,54 @@
+//! A table author's jobs table: the schema the generic-layer scenarios claim rows of.
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    lease_jobs (id) {
+        id -> Text,
+        status -> Text,
+        worker -> Nullable<Text>,
+        lease_token -> Nullable<Text>,
+        leased_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+// Names other than the defaults, so the explicit mapping is what every scenario runs through.
+diesel_lease::claim_lease!(lease_jobs {
+    owner: worker,
+    claim_token: lease_token,
+    claimed_at: leased_at,
+});
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = lease_jobs)]
+pub struct Job {
+    pub id: String,
+    pub status: String,
+    pub worker: Option<String>,
+    pub lease_token: Option<String>,
+    pub leased_at: Option<DateTime<Utc>>,
+}
+
+/// The DDL of `lease_jobs` on each backend; the CHECK lets a test make the caller's part fail.
+pub const POSTGRES_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+    worker VARCHAR(255),
+    lease_token VARCHAR(255),
+    leased_at TIMESTAMPTZ)";
+pub const MYSQL_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+    worker VARCHAR(255),
+    lease_token VARCHAR(255),
+    leased_at DATETIME(6),
+    INDEX lease_jobs_token (lease_token))";
+pub const SQLITE_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+    worker TEXT,
+    lease_token TEXT,
+    leased_at TEXT)";

@@ -1,0 +1,47 @@
+//! What every integration test shares: which backends are configured, and the test jobs table.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::Write;
+use std::sync::Mutex;
+
+pub mod jobs;
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+/// Set by CI: a backend whose server is not configured fails the run instead of being skipped.
+pub const REQUIRE_ALL_BACKENDS: &str = "LEASE_TEST_REQUIRE_ALL_BACKENDS";
+
+/// The URL of a server backend, or `None` (said once on the output) when it is not configured.
+pub fn server_url(backend: &str, variable: &str) -> Option<String> {
+    static SKIPS_SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    match std::env::var(variable) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os(REQUIRE_ALL_BACKENDS).is_none(),
+                "{backend}: {variable} is not set, and {REQUIRE_ALL_BACKENDS} requires every backend"
+            );
+            let mut said = SKIPS_SAID
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if !said.iter().any(|name| name == backend) {
+                said.push(backend.to_owned());
+                // Written to the process's stderr directly: libtest captures only print! macros.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED {backend} tests: {variable} is not set (set {REQUIRE_ALL_BACKENDS}=1 to fail instead)"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// An id no other test, run or process has used.
+pub fn unique_id(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}

@@ -1,0 +1,21 @@
+//! The generic lease layer, on every configured backend.
+mod common;
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use crate::common::postgres as backend;
+    include!("scenarios/lease.rs");
+    include!("scenarios/lease_postgres.rs");
+}
+
+#[cfg(feature = "mysql")]
+mod mysql {
+    use crate::common::mysql as backend;
+    include!("scenarios/lease.rs");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use crate::common::sqlite as backend;
+    include!("scenarios/lease.rs");
+}

@@ -1,0 +1,352 @@
+// The generic layer's scenarios, included once per backend by tests/lease.rs: `backend` names
+// the backend's support module (pool, connections), so every statement here is concrete.
+use std::sync::Barrier;
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_lease::prelude::*;
+use diesel_lease::Error;
+
+use crate::common::jobs::{lease_jobs, Job};
+use crate::common::unique_id;
+
+type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;
+
+/// A pooled connection, or `None` when this backend is not configured (the skip is said once).
+fn connection() -> Option<Pooled> {
+    Some(backend::pool()?.get().expect("a pooled connection"))
+}
+
+fn queued_job(conn: &mut backend::Conn) -> String {
+    let id = unique_id("job");
+    diesel::insert_into(lease_jobs::table)
+        .values((lease_jobs::id.eq(&id), lease_jobs::status.eq("queued")))
+        .execute(conn)
+        .expect("insert job");
+    id
+}
+
+fn job(conn: &mut backend::Conn, id: &str) -> Job {
+    lease_jobs::table.find(id).select(Job::as_select()).first(conn).expect("read job")
+}
+
+/// Claim job `id` if it is claimable under `lease`, moving it to running in the same statement.
+fn claim(conn: &mut backend::Conn, id: &str, claim: &Claim, lease: Lease) -> Option<Job> {
+    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(lease)))
+        .set((lease_jobs::table.taken(claim), lease_jobs::status.eq("running")))
+        .get_if_won(claim, conn)
+        .expect("claim statement")
+}
+
+/// Moves the job's lease clock back by `age`, as if it had been claimed `age` ago.
+fn age(conn: &mut backend::Conn, id: &str, age: Duration) {
+    let age = Age::new(age).expect("age");
+    diesel::update(lease_jobs::table.find(id))
+        .set(lease_jobs::table.renewed_ago(age))
+        .execute(conn)
+        .expect("age job");
+}
+
+fn renew(conn: &mut backend::Conn, id: &str, claim: &Claim) -> bool {
+    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.held_by(claim.token())))
+        .set(lease_jobs::table.renewed())
+        .execute(conn)
+        .expect("renew")
+        == 1
+}
+
+fn finish(conn: &mut backend::Conn, id: &str, claim: &Claim) -> bool {
+    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.held_by(claim.token())))
+        .set((lease_jobs::table.released(), lease_jobs::status.eq("done")))
+        .execute(conn)
+        .expect("finish")
+        == 1
+}
+
+fn minute() -> Lease {
+    Lease::from_secs(60).expect("lease")
+}
+
+#[test]
+fn a_claim_wins_and_returns_the_row_it_changed() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let worker = Claim::new("worker-1").unwrap();
+
+    let won = claim(&mut conn, &id, &worker, minute()).expect("the first claim wins");
+
+    assert_eq!(won.id, id);
+    assert_eq!(won.status, "running", "the caller's change is in the same statement");
+    assert_eq!(won.worker.as_deref(), Some("worker-1"));
+    assert_eq!(won.lease_token.as_deref(), Some(worker.token()));
+    assert!(won.leased_at.is_some());
+    assert_eq!(job(&mut conn, &id), won, "the returned row is the stored row");
+}
+
+#[test]
+fn a_rival_loses_while_the_lease_is_fresh_and_wins_once_it_is_outlived() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let (first, rival) = (Claim::new("worker-1").unwrap(), Claim::new("worker-2").unwrap());
+    claim(&mut conn, &id, &first, minute()).expect("first claim");
+
+    assert_eq!(claim(&mut conn, &id, &rival, minute()), None, "fresh lease");
+    age(&mut conn, &id, Duration::from_secs(59));
+    assert_eq!(claim(&mut conn, &id, &rival, minute()), None, "59 s of a 60 s lease");
+    assert_eq!(job(&mut conn, &id).lease_token.as_deref(), Some(first.token()));
+
+    age(&mut conn, &id, Duration::from_secs(61));
+    let taken_over = claim(&mut conn, &id, &rival, minute()).expect("outlived lease is taken over");
+    assert_eq!(taken_over.worker.as_deref(), Some("worker-2"));
+    assert_eq!(taken_over.lease_token.as_deref(), Some(rival.token()));
+}
+
+#[test]
+fn renewal_by_the_holder_moves_the_clock_forward() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let worker = Claim::new("worker-1").unwrap();
+    claim(&mut conn, &id, &worker, minute()).expect("claim");
+    age(&mut conn, &id, Duration::from_secs(50));
+    let before = job(&mut conn, &id).leased_at.expect("claimed");
+
+    assert!(renew(&mut conn, &id, &worker), "the holder still holds the row");
+
+    let after = job(&mut conn, &id);
+    assert!(after.leased_at.expect("claimed") >= before + chrono::Duration::seconds(49));
+    assert_eq!(after.lease_token.as_deref(), Some(worker.token()), "whose claim it is is unchanged");
+    assert_eq!(after.worker.as_deref(), Some("worker-1"));
+    let fresh: i64 = lease_jobs::table
+        .find(&id)
+        .filter(lease_jobs::table.fresh(Lease::from_secs(20).unwrap()))
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(fresh, 1, "a renewed lease is fresh again");
+}
+
+#[test]
+fn renewal_or_release_by_anyone_else_changes_nothing_and_says_so() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let (holder, stranger) = (Claim::new("worker-1").unwrap(), Claim::new("worker-1").unwrap());
+    claim(&mut conn, &id, &holder, minute()).expect("claim");
+    age(&mut conn, &id, Duration::from_secs(30));
+    let before = job(&mut conn, &id);
+
+    assert!(!renew(&mut conn, &id, &stranger), "a renewal by another token reports it does not hold the row");
+    assert!(!finish(&mut conn, &id, &stranger), "a release by another token reports it does not hold the row");
+
+    assert_eq!(job(&mut conn, &id), before, "nothing changed: the same owner even matches, only the token counts");
+}
+
+#[test]
+fn a_holder_whose_lease_was_taken_over_can_change_nothing() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let (slow, rescuer) = (Claim::new("worker-slow").unwrap(), Claim::new("worker-2").unwrap());
+    claim(&mut conn, &id, &slow, minute()).expect("claim");
+    age(&mut conn, &id, Duration::from_secs(120));
+    claim(&mut conn, &id, &rescuer, minute()).expect("take over");
+
+    assert!(!renew(&mut conn, &id, &slow), "the late holder learns at once that it lost the row");
+    assert!(!finish(&mut conn, &id, &slow));
+    let row = job(&mut conn, &id);
+    assert_eq!(row.status, "running");
+    assert_eq!(row.lease_token.as_deref(), Some(rescuer.token()));
+    assert!(finish(&mut conn, &id, &rescuer));
+    assert_eq!(job(&mut conn, &id).status, "done");
+}
+
+#[test]
+fn release_frees_the_row_for_anyone() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let worker = Claim::new("worker-1").unwrap();
+    claim(&mut conn, &id, &worker, minute()).expect("claim");
+
+    assert!(finish(&mut conn, &id, &worker));
+
+    let row = job(&mut conn, &id);
+    assert_eq!((row.worker, row.lease_token, row.leased_at), (None, None, None));
+    let unclaimed: i64 = lease_jobs::table
+        .find(&id)
+        .filter(lease_jobs::table.unclaimed())
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(unclaimed, 1);
+    assert!(claim(&mut conn, &id, &Claim::new("worker-2").unwrap(), minute()).is_some());
+}
+
+#[test]
+fn a_failing_change_of_the_caller_leaves_no_claim_behind() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let worker = Claim::new("worker-1").unwrap();
+
+    let result: Result<Option<Job>, Error> =
+        diesel::update(lease_jobs::table.find(&id).filter(lease_jobs::table.claimable(minute())))
+            .set((lease_jobs::table.taken(&worker), lease_jobs::status.eq("no-such-status")))
+            .get_if_won(&worker, &mut *conn);
+
+    assert!(matches!(result, Err(Error::Database(_))), "the CHECK violation is a typed error: {result:?}");
+    let row = job(&mut conn, &id);
+    assert_eq!(row.status, "queued");
+    assert_eq!((row.worker, row.lease_token, row.leased_at), (None, None, None), "no claim without its status");
+}
+
+#[test]
+fn outlived_says_nothing_of_an_unclaimed_row() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let lease = Lease::from_millis(1).unwrap();
+    let matching = |conn: &mut backend::Conn, outlived: bool| -> i64 {
+        let query = lease_jobs::table.find(&id);
+        if outlived {
+            query.filter(lease_jobs::table.outlived(lease)).count().get_result(conn).unwrap()
+        } else {
+            query.filter(lease_jobs::table.fresh(lease)).count().get_result(conn).unwrap()
+        }
+    };
+
+    assert_eq!(matching(&mut conn, true), 0, "NULL is not outlived");
+    assert_eq!(matching(&mut conn, false), 0, "NULL is not fresh either");
+    let claimable: i64 = lease_jobs::table
+        .find(&id)
+        .filter(lease_jobs::table.claimable(lease))
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(claimable, 1, "claimable is the common answer: unclaimed or outlived");
+}
+
+#[test]
+fn a_sub_second_lease_expires_in_real_time() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let lease = Lease::from_millis(150).unwrap();
+    claim(&mut conn, &id, &Claim::new("worker-1").unwrap(), lease).expect("claim");
+    let rival = Claim::new("worker-2").unwrap();
+    assert_eq!(claim(&mut conn, &id, &rival, Lease::from_secs(10).unwrap()), None);
+
+    std::thread::sleep(Duration::from_millis(400));
+
+    assert!(claim(&mut conn, &id, &rival, lease).is_some(), "150 ms later, by the database's clock, it is outlived");
+}
+
+#[test]
+fn a_claim_dated_back_blocks_others_only_for_what_is_left_of_the_lease() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let worker = Claim::new("clicker").unwrap();
+    let lease = minute();
+    let hold = Lease::from_secs(5).unwrap();
+    let age = lease.checked_sub(hold).expect("hold within lease");
+    diesel::update(lease_jobs::table.find(&id))
+        .set(lease_jobs::table.taken_ago(&worker, age))
+        .execute(&mut *conn)
+        .unwrap();
+
+    let rival = Claim::new("worker-2").unwrap();
+    assert_eq!(claim(&mut conn, &id, &rival, lease), None, "blocked for the 5 s hold");
+    self::age(&mut conn, &id, Duration::from_secs(61));
+    assert!(claim(&mut conn, &id, &rival, lease).is_some());
+}
+
+#[test]
+fn a_different_session_time_zone_changes_no_answer() {
+    let Some(mut conn) = connection() else { return };
+    let mut far = backend::connect_in_far_time_zone();
+    let (here, there) = (queued_job(&mut conn), queued_job(&mut conn));
+    claim(&mut conn, &here, &Claim::new("utc-node").unwrap(), minute()).expect("claim here");
+    claim(&mut far, &there, &Claim::new("far-node").unwrap(), minute()).expect("claim there");
+
+    let (at_here, at_there) = (job(&mut conn, &here).leased_at.unwrap(), job(&mut conn, &there).leased_at.unwrap());
+    assert!((at_there - at_here).num_seconds().abs() < 30, "comparable timestamps: {at_here} vs {at_there}");
+    assert_eq!(job(&mut far, &here).leased_at, Some(at_here), "both sessions read the same instant");
+
+    let rival = Claim::new("rival").unwrap();
+    assert_eq!(claim(&mut far, &here, &rival, minute()), None, "fresh from the far session too");
+    assert_eq!(claim(&mut conn, &there, &rival, minute()), None, "the far session's claim is fresh here");
+    age(&mut far, &here, Duration::from_secs(61));
+    assert!(claim(&mut conn, &here, &rival, minute()).is_some(), "aged from the far session, outlived here");
+}
+
+#[test]
+fn sixteen_pooled_connections_race_for_one_row_and_exactly_one_wins_each_round() {
+    const RACERS: usize = 16;
+    const ROUNDS: usize = 200;
+    let Some(pool) = backend::pool() else { return };
+    let id = &queued_job(&mut pool.get().unwrap());
+    let lease = minute();
+    let start = Barrier::new(RACERS + 1);
+    let done = Barrier::new(RACERS + 1);
+    let winners = std::sync::Mutex::new(Vec::new());
+
+    std::thread::scope(|scope| {
+        for racer in 0..RACERS {
+            let (pool, start, done, winners) = (&pool, &start, &done, &winners);
+            scope.spawn(move || {
+                let mut conn = pool.get().expect("one connection per racer");
+                for round in 0..ROUNDS {
+                    let me = Claim::new(&format!("racer-{racer}")).unwrap();
+                    start.wait();
+                    if let Some(row) = claim(&mut conn, id, &me, lease) {
+                        assert_eq!(row.lease_token.as_deref(), Some(me.token()));
+                        winners.lock().unwrap().push((round, racer));
+                    }
+                    done.wait();
+                }
+            });
+        }
+        let mut conn = pool.get().unwrap();
+        for _ in 0..ROUNDS {
+            diesel::update(lease_jobs::table.find(id))
+                .set((lease_jobs::table.released(), lease_jobs::status.eq("queued")))
+                .execute(&mut *conn)
+                .unwrap();
+            start.wait();
+            done.wait();
+        }
+    });
+
+    let winners = winners.into_inner().unwrap();
+    for round in 0..ROUNDS {
+        let in_round = winners.iter().filter(|(r, _)| *r == round).count();
+        assert_eq!(in_round, 1, "round {round} had {in_round} winners");
+    }
+}
+
+#[test]
+fn invalid_input_is_a_clear_error_and_writes_nothing() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let before = job(&mut conn, &id);
+
+    assert!(matches!(Lease::from_secs(0), Err(Error::InvalidLease(_))));
+    assert!(matches!(Lease::new(Duration::from_micros(999)), Err(Error::InvalidLease(_))));
+    assert!(matches!(Lease::new(Lease::MAX + Duration::from_secs(1)), Err(Error::InvalidLease(_))));
+    assert!(matches!(Age::new(Duration::MAX), Err(Error::InvalidLease(_))));
+    assert!(matches!(Claim::new(""), Err(Error::InvalidOwner(_))));
+    assert!(matches!(Claim::new("   "), Err(Error::InvalidOwner(_))));
+    assert!(matches!(Claim::new(&"n".repeat(256)), Err(Error::InvalidOwner(_))));
+    assert!(matches!(Claim::new("node\0"), Err(Error::InvalidOwner(_))));
+    assert!(matches!(Claim::with_token("node", ""), Err(Error::InvalidToken(_))));
+    assert!(matches!(Claim::with_token("node", &"t".repeat(256)), Err(Error::InvalidToken(_))));
+    assert!(Claim::with_token(&"n".repeat(255), &"é".repeat(255)).is_ok(), "255 characters fit");
+
+    assert_eq!(job(&mut conn, &id), before);
+}
+
+#[test]
+fn a_caller_may_bring_its_own_token() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let turn = Claim::with_token("node-a", &unique_id("turn")).unwrap();
+
+    let row = claim(&mut conn, &id, &turn, minute()).expect("claim");
+
+    assert_eq!(row.lease_token.as_deref(), Some(turn.token()));
+    assert!(renew(&mut conn, &id, &Claim::with_token("node-b", turn.token()).unwrap()), "the token, not the owner, proves the hold");
+}
