@@ -1,5 +1,4 @@
 //! SQLite, on a temporary file so that separate connections see each other's commits.
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use diesel::connection::SimpleConnection;
@@ -8,10 +7,11 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 
 pub type Conn = SqliteConnection;
 
-fn path() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
+fn path() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("{}.db", super::unique_id("diesel-lease-test")))
+        let file = std::env::temp_dir().join(format!("{}.db", super::unique_id("diesel-lease-test")));
+        file.to_string_lossy().into_owned()
     })
 }
 
@@ -26,38 +26,25 @@ impl CustomizeConnection<Conn, diesel::r2d2::Error> for Pragmas {
 }
 
 fn configure(conn: &mut Conn) -> QueryResult<()> {
-    conn.batch_execute(
-        "PRAGMA busy_timeout = 30000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
-    )
+    conn.batch_execute("PRAGMA busy_timeout = 30000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
 }
 
 /// The shared pool, with the schema in place.
 pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Pool<ConnectionManager<Conn>>> = OnceLock::new();
-    Some(
-        POOL.get_or_init(|| {
-            let url = path().to_string_lossy().into_owned();
-            let pool = Pool::builder()
-                .max_size(40)
-                .connection_customizer(Box::new(Pragmas))
-                .build(ConnectionManager::new(url))
-                .expect("SQLite pool");
-            let conn = &mut pool.get().expect("SQLite connection");
-            diesel::sql_query(super::jobs::SQLITE_DDL)
-                .execute(conn)
-                .expect("lease_jobs");
-            diesel_lease::agent::run_migrations(conn).expect("agent migrations");
-            pool
-        })
-        .clone(),
-    )
+    Some(POOL.get_or_init(|| super::shared_pool(path(), Some(Box::new(Pragmas)), super::jobs::SQLITE_DDL)).clone())
 }
 
-/// A connection of its own, outside the pool.
+/// A pool of its own with `size` connections.
+pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
+    pool();
+    super::build_pool(path(), size, Some(Box::new(Pragmas)))
+}
+
+/// A connection of its own, outside any pool.
 pub fn connect() -> Conn {
     pool();
-    let mut conn =
-        SqliteConnection::establish(&path().to_string_lossy()).expect("SQLite connection");
+    let mut conn = SqliteConnection::establish(path()).expect("SQLite connection");
     configure(&mut conn).expect("pragmas");
     conn
 }

@@ -277,8 +277,9 @@ fn a_different_session_time_zone_changes_no_answer() {
 fn sixteen_pooled_connections_race_for_one_row_and_exactly_one_wins_each_round() {
     const RACERS: usize = 16;
     const ROUNDS: usize = 200;
-    let Some(pool) = backend::pool() else { return };
-    let id = &queued_job(&mut pool.get().unwrap());
+    let Some(shared) = backend::pool() else { return };
+    let id = &queued_job(&mut shared.get().unwrap());
+    let pool = backend::pool_of(RACERS as u32 + 1);
     let lease = minute();
     let start = Barrier::new(RACERS + 1);
     let done = Barrier::new(RACERS + 1);

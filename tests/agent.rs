@@ -1,0 +1,21 @@
+//! The agent turn and user locks, on every configured backend.
+mod common;
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use crate::common::postgres as backend;
+    include!("scenarios/agent.rs");
+    include!("scenarios/agent_postgres.rs");
+}
+
+#[cfg(feature = "mysql")]
+mod mysql {
+    use crate::common::mysql as backend;
+    include!("scenarios/agent.rs");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use crate::common::sqlite as backend;
+    include!("scenarios/agent.rs");
+}

@@ -1,0 +1,116 @@
+// PostgreSQL only, included by tests/agent.rs beside the shared scenarios.
+
+#[test]
+fn a_connection_killed_mid_acquire_leaves_no_chat_lock_without_its_user_lock() {
+    let Some(pool) = backend::pool() else { return };
+    let user = new_user();
+    let chat = new_chat(&mut pool.get().unwrap(), &user);
+    diesel::insert_into(user_settings::table)
+        .values(user_settings::user_id.eq(&user))
+        .execute(&mut *pool.get().unwrap())
+        .unwrap();
+    let (pid_tx, pid_rx) = std::sync::mpsc::channel();
+
+    let mut blocker = backend::connect();
+    let victim_result = blocker
+        .transaction::<_, diesel::result::Error, _>(|blocker| {
+            // Hold the user's row so that the acquire stops inside its transaction, chat lock taken.
+            user_settings::table.find(&user).select(user_settings::user_id).for_update().first::<String>(blocker)?;
+            let victim = std::thread::spawn({
+                let (chat, user) = (chat.clone(), user.clone());
+                move || {
+                    let mut conn = backend::connect();
+                    let pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>("pg_backend_pid()"))
+                        .get_result(&mut conn)
+                        .unwrap();
+                    pid_tx.send(pid).unwrap();
+                    locks("node-victim").acquire(&mut conn, &chat, &user, &turn())
+                }
+            });
+            let pid = pid_rx.recv().unwrap();
+            let mut killer = backend::connect();
+            wait_until_waiting_for_a_lock(&mut killer, pid);
+            diesel::sql_query(format!("SELECT pg_terminate_backend({pid})")).execute(&mut killer)?;
+            Ok(victim.join().unwrap())
+        })
+        .unwrap();
+
+    assert!(matches!(victim_result, Err(Error::Database(_))), "{victim_result:?}");
+    let mut conn = pool.get().unwrap();
+    assert_eq!(chat_lock(&mut conn, &chat), (None, None), "the chat lock died with its transaction");
+    assert_eq!(user_lock(&mut conn, &user), Some((None, None)));
+    locks("node-b").acquire(&mut *conn, &chat, &user, &turn()).unwrap();
+}
+
+#[derive(QueryableByName)]
+struct Waiting {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    waiting: bool,
+}
+
+/// Polls until backend `pid` waits for a row lock (not a timed assertion: it gives up after 30 s).
+fn wait_until_waiting_for_a_lock(conn: &mut backend::Conn, pid: i32) {
+    for _ in 0..3000 {
+        let state: Waiting = diesel::sql_query(format!(
+            "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) AS waiting FROM pg_stat_activity WHERE pid = {pid}"
+        ))
+        .get_result(conn)
+        .unwrap();
+        if state.waiting {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("backend {pid} never waited for the user's row");
+}
+
+#[test]
+fn ten_thousand_turns_hold_their_locks_at_once_through_a_pool_of_four() {
+    const TURNS: usize = 10_000;
+    const POOL_SIZE: u32 = 4;
+    let Some(shared) = backend::pool() else { return };
+    let batch = unique_id("many");
+    let ids: Vec<(String, String)> = (0..TURNS).map(|n| (format!("{batch}-chat-{n}"), format!("{batch}-user-{n}"))).collect();
+    {
+        let mut conn = shared.get().unwrap();
+        for chunk in ids.chunks(1000) {
+            let chats: Vec<_> = chunk
+                .iter()
+                .map(|(chat, user)| (conversations::id.eq(chat), conversations::user_id.eq(user)))
+                .collect();
+            diesel::insert_into(conversations::table).values(&chats).execute(&mut *conn).unwrap();
+            let users: Vec<_> = chunk.iter().map(|(_, user)| user_settings::user_id.eq(user)).collect();
+            diesel::insert_into(user_settings::table).values(&users).execute(&mut *conn).unwrap();
+        }
+    }
+    let pool = backend::pool_of(POOL_SIZE);
+    let turns: Vec<TurnRef> = (0..TURNS).map(|n| TurnRef::new(&format!("{batch}-turn-{n}")).unwrap()).collect();
+
+    std::thread::scope(|scope| {
+        for worker in 0..POOL_SIZE as usize {
+            let (pool, ids, turns) = (&pool, &ids, &turns);
+            scope.spawn(move || {
+                let node = locks(&format!("node-{worker}"));
+                for n in (worker..TURNS).step_by(POOL_SIZE as usize) {
+                    let mut conn = pool.get().unwrap();
+                    node.acquire(&mut *conn, &ids[n].0, &ids[n].1, &turns[n]).unwrap();
+                }
+            });
+        }
+    });
+
+    let state = pool.state();
+    assert!(state.connections <= POOL_SIZE);
+    assert_eq!(state.idle_connections, state.connections, "no connection is pinned by a held lock");
+    let mut conn = shared.get().unwrap();
+    let held: i64 = conversations::table
+        .filter(conversations::id.like(format!("{batch}-%")))
+        .filter(conversations::busy_turn_ref.like(format!("{batch}-turn-%")))
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(held, TURNS as i64, "every turn holds its chat at once");
+    for n in (0..TURNS).step_by(97) {
+        assert!(locks("any").held(&mut *conn, &ids[n].0, &ids[n].1, &turns[n]).unwrap());
+    }
+}
