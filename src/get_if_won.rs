@@ -2,7 +2,7 @@
 use diesel::connection::Connection;
 use diesel::query_builder::UpdateStatement;
 #[cfg(any(feature = "postgres", feature = "sqlite", feature = "mysql"))]
-use diesel::{query_dsl::LoadQuery, OptionalExtension, RunQueryDsl};
+use diesel::{query_dsl::LoadQuery, OptionalExtension};
 
 use crate::{Claim, ClaimLease, Error};
 
@@ -76,7 +76,7 @@ where
     C: Connection,
     S: LoadQuery<'q, C, R>,
 {
-    Ok(statement.get_result(conn).optional()?)
+    Ok(diesel::RunQueryDsl::get_result(statement, conn).optional()?)
 }
 
 /// The winner of a statement that returns only its matched-row count: the row read back by the token.
@@ -96,5 +96,5 @@ where
         return Ok(None);
     }
     let held = T::default().rows_held_by(claim.token());
-    Ok(held.get_result(conn).optional()?)
+    Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
 }

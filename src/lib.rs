@@ -44,7 +44,7 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 

@@ -141,7 +141,7 @@ impl AgentLocks {
                 if !conn.claim_chat(conversation, &claim, self.ttl)? {
                     return Err(match conn.chat_holder(conversation)? {
                         None => Abort::Failed(Error::UnknownConversation(conversation.to_owned())),
-                        Some(row) => self.refusal(row, |holder| Error::ConversationBusy(holder)),
+                        Some(row) => self.refusal(row, Error::ConversationBusy),
                     });
                 }
                 self.claim_user(conn, user, &claim, Age::ZERO)

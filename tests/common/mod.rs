@@ -53,17 +53,27 @@ pub fn unique_id(prefix: &str) -> String {
 type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
 
 /// A pool of `size` connections to `url`, all opened now.
-pub fn build_pool<C: R2D2Connection + 'static>(url: &str, size: u32, customizer: Customizer<C>) -> Pool<ConnectionManager<C>> {
+pub fn build_pool<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
+    customizer: Customizer<C>,
+) -> Pool<ConnectionManager<C>> {
     let builder = Pool::builder().max_size(size).min_idle(Some(0));
     let builder = match customizer {
         Some(customizer) => builder.connection_customizer(customizer),
         None => builder,
     };
-    builder.build(ConnectionManager::new(url)).expect("a connection pool")
+    builder
+        .build(ConnectionManager::new(url))
+        .expect("a connection pool")
 }
 
 /// The pool the tests of one backend share, with the jobs table and the agent tables in place.
-pub fn shared_pool<C>(url: &str, customizer: Customizer<C>, jobs_ddl: &str) -> Pool<ConnectionManager<C>>
+pub fn shared_pool<C>(
+    url: &str,
+    customizer: Customizer<C>,
+    jobs_ddl: &str,
+) -> Pool<ConnectionManager<C>>
 where
     C: R2D2Connection + MigrationHarness<C::Backend> + 'static,
     C::Backend: diesel_lease::agent::AgentMigrations,
@@ -71,7 +81,9 @@ where
 {
     let pool = build_pool(url, 8, customizer);
     let conn = &mut *pool.get().expect("a connection");
-    diesel::sql_query(jobs_ddl).execute(conn).expect("the lease_jobs table");
+    diesel::sql_query(jobs_ddl)
+        .execute(conn)
+        .expect("the lease_jobs table");
     diesel_lease::agent::run_migrations(conn).expect("the agent tables");
     pool
 }

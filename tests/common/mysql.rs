@@ -8,13 +8,15 @@ pub type Conn = MysqlConnection;
 
 fn url() -> Option<&'static str> {
     static URL: OnceLock<Option<String>> = OnceLock::new();
-    URL.get_or_init(|| super::server_url("MySQL/MariaDB", "MYSQL_DATABASE_URL")).as_deref()
+    URL.get_or_init(|| super::server_url("MySQL/MariaDB", "MYSQL_DATABASE_URL"))
+        .as_deref()
 }
 
 /// The shared pool, with the schema in place; `None` when MySQL/MariaDB is not configured.
 pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
-    POOL.get_or_init(|| Some(super::shared_pool(url()?, None, super::jobs::MYSQL_DDL))).clone()
+    POOL.get_or_init(|| Some(super::shared_pool(url()?, None, super::jobs::MYSQL_DDL)))
+        .clone()
 }
 
 /// A pool of its own with `size` connections.
@@ -31,6 +33,8 @@ pub fn connect() -> Conn {
 /// A connection whose session time zone is far from UTC, at an odd offset.
 pub fn connect_in_far_time_zone() -> Conn {
     let mut conn = connect();
-    diesel::sql_query("SET time_zone = '+05:45'").execute(&mut conn).expect("SET time_zone");
+    diesel::sql_query("SET time_zone = '+05:45'")
+        .execute(&mut conn)
+        .expect("SET time_zone");
     conn
 }

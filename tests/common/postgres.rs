@@ -8,13 +8,15 @@ pub type Conn = PgConnection;
 
 fn url() -> Option<&'static str> {
     static URL: OnceLock<Option<String>> = OnceLock::new();
-    URL.get_or_init(|| super::server_url("PostgreSQL", "PG_DATABASE_URL")).as_deref()
+    URL.get_or_init(|| super::server_url("PostgreSQL", "PG_DATABASE_URL"))
+        .as_deref()
 }
 
 /// The shared pool, with the schema in place; `None` when PostgreSQL is not configured.
 pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
-    POOL.get_or_init(|| Some(super::shared_pool(url()?, None, super::jobs::POSTGRES_DDL))).clone()
+    POOL.get_or_init(|| Some(super::shared_pool(url()?, None, super::jobs::POSTGRES_DDL)))
+        .clone()
 }
 
 /// A pool of its own with `size` connections.
@@ -25,12 +27,15 @@ pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
 
 /// A connection of its own, outside any pool (for session settings that must not leak).
 pub fn connect() -> Conn {
-    PgConnection::establish(url().expect("PostgreSQL is configured")).expect("PostgreSQL connection")
+    PgConnection::establish(url().expect("PostgreSQL is configured"))
+        .expect("PostgreSQL connection")
 }
 
 /// A connection whose session time zone is far from UTC, at an odd offset.
 pub fn connect_in_far_time_zone() -> Conn {
     let mut conn = connect();
-    diesel::sql_query("SET TIME ZONE 'Asia/Kathmandu'").execute(&mut conn).expect("SET TIME ZONE");
+    diesel::sql_query("SET TIME ZONE 'Asia/Kathmandu'")
+        .execute(&mut conn)
+        .expect("SET TIME ZONE");
     conn
 }

@@ -10,7 +10,8 @@ pub type Conn = SqliteConnection;
 fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {
-        let file = std::env::temp_dir().join(format!("{}.db", super::unique_id("diesel-lease-test")));
+        let file =
+            std::env::temp_dir().join(format!("{}.db", super::unique_id("diesel-lease-test")));
         file.to_string_lossy().into_owned()
     })
 }
@@ -26,13 +27,20 @@ impl CustomizeConnection<Conn, diesel::r2d2::Error> for Pragmas {
 }
 
 fn configure(conn: &mut Conn) -> QueryResult<()> {
-    conn.batch_execute("PRAGMA busy_timeout = 30000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+    conn.batch_execute(
+        "PRAGMA busy_timeout = 30000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
+    )
 }
 
 /// The shared pool, with the schema in place.
 pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Pool<ConnectionManager<Conn>>> = OnceLock::new();
-    Some(POOL.get_or_init(|| super::shared_pool(path(), Some(Box::new(Pragmas)), super::jobs::SQLITE_DDL)).clone())
+    Some(
+        POOL.get_or_init(|| {
+            super::shared_pool(path(), Some(Box::new(Pragmas)), super::jobs::SQLITE_DDL)
+        })
+        .clone(),
+    )
 }
 
 /// A pool of its own with `size` connections.

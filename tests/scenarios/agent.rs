@@ -11,7 +11,6 @@ use diesel_lease::{Age, ClaimLease, Error, Lease};
 
 use crate::common::unique_id;
 
-type Pool = diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<backend::Conn>>;
 type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;
 
 const TTL: Duration = Duration::from_secs(120);
