@@ -1,0 +1,110 @@
+//! A table author's job queue: worker threads claim due jobs, one worker dies holding a job,
+//! another reclaims it once its lease is outlived, and every job is completed exactly once.
+//!
+//! ```text
+//! cargo run --example job_queue                      # embedded SQLite, no server
+//! DATABASE_URL=postgres://postgres@127.0.0.1/test cargo run --example job_queue --features postgres
+//! DATABASE_URL=mysql://root@127.0.0.1/test cargo run --example job_queue --features mysql
+//! ```
+//!
+//! Exits non-zero if a job was lost or done twice.
+use std::process::ExitCode;
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use support::Backend;
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    example_jobs (id) {
+        id -> BigInt,
+        payload -> Text,
+        status -> Text,
+        due_at -> UtcTimestamp,
+        attempts -> Integer,
+        completed_by -> Nullable<Text>,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+// The table's lease columns carry the default names.
+diesel_lease::claim_lease!(example_jobs);
+
+/// The table, per backend: the lease columns are two short texts and a UTC timestamp.
+#[cfg(feature = "postgres")]
+const POSTGRES_DDL: &[&str] = &[
+    "DROP TABLE IF EXISTS example_jobs",
+    "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
+        status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+        due_at TIMESTAMPTZ NOT NULL DEFAULT statement_timestamp(), attempts INTEGER NOT NULL DEFAULT 0,
+        completed_by VARCHAR(255), owner VARCHAR(255), claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)",
+];
+#[cfg(feature = "mysql")]
+const MYSQL_DDL: &[&str] = &[
+    "DROP TABLE IF EXISTS example_jobs",
+    "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
+        status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+        due_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)), attempts INTEGER NOT NULL DEFAULT 0,
+        completed_by VARCHAR(255), owner VARCHAR(255), claim_token VARCHAR(255), claimed_at DATETIME(6),
+        INDEX example_jobs_claim_token (claim_token))",
+];
+#[cfg(feature = "sqlite")]
+const SQLITE_DDL: &[&str] = &[
+    "DROP TABLE IF EXISTS example_jobs",
+    "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done')),
+        due_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')), attempts INTEGER NOT NULL DEFAULT 0,
+        completed_by TEXT, owner TEXT, claim_token TEXT, claimed_at TEXT)",
+];
+
+#[cfg(feature = "sqlite")]
+mod on_sqlite {
+    type Conn = diesel::SqliteConnection;
+    include!("queue.rs");
+}
+
+#[cfg(feature = "postgres")]
+mod on_postgres {
+    type Conn = diesel::PgConnection;
+    include!("queue.rs");
+}
+
+#[cfg(feature = "mysql")]
+mod on_mysql {
+    type Conn = diesel::MysqlConnection;
+    include!("queue.rs");
+}
+
+fn run(backend: &Backend) -> Result<bool, String> {
+    println!("job_queue on {}", backend.name());
+    match backend {
+        #[cfg(feature = "sqlite")]
+        Backend::Sqlite(path) => on_sqlite::run(path, true, SQLITE_DDL).map_err(|e| e.to_string()),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres(url) => on_postgres::run(url, false, POSTGRES_DDL).map_err(|e| e.to_string()),
+        #[cfg(feature = "mysql")]
+        Backend::Mysql(url) => on_mysql::run(url, false, MYSQL_DDL).map_err(|e| e.to_string()),
+        #[allow(unreachable_patterns)]
+        Backend::Sqlite(_) => Err(support::feature_off(backend, "sqlite")),
+        #[allow(unreachable_patterns)]
+        Backend::Postgres(_) => Err(support::feature_off(backend, "postgres")),
+        #[allow(unreachable_patterns)]
+        Backend::Mysql(_) => Err(support::feature_off(backend, "mysql")),
+    }
+}
+
+fn main() -> ExitCode {
+    match Backend::from_env("job_queue").and_then(|backend| run(&backend)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,154 @@
+// The queue's code, written once and included per backend by main.rs with `Conn` set.
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use diesel::prelude::*;
+use diesel::r2d2::{ConnectionManager, Pool};
+use diesel_lease::prelude::*;
+use diesel_lease::{Error, Now};
+
+use super::example_jobs;
+use super::support::{millis_since, pool};
+
+const JOBS: i64 = 24;
+const WORKERS: usize = 4;
+
+/// A whole row, as the claim gives it back.
+#[derive(Debug, Queryable)]
+#[allow(dead_code)] // the lease columns are read, not used
+struct Job {
+    id: i64,
+    payload: String,
+    status: String,
+    due_at: chrono::DateTime<chrono::Utc>,
+    attempts: i32,
+    completed_by: Option<String>,
+    owner: Option<String>,
+    claim_token: Option<String>,
+    claimed_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Who completed each job; a job in here twice was done twice.
+type Completions = Mutex<BTreeMap<i64, Vec<String>>>;
+
+pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> {
+    let pool: Pool<ConnectionManager<Conn>> = pool(url, WORKERS as u32 + 1, sqlite)?;
+    let conn = &mut pool.get()?;
+    for statement in ddl {
+        diesel::sql_query(*statement).execute(conn)?;
+    }
+    let jobs: Vec<_> = (1..=JOBS)
+        .map(|id| (example_jobs::id.eq(id), example_jobs::payload.eq(format!("resize image {id}")), example_jobs::status.eq("queued")))
+        .collect();
+    diesel::insert_into(example_jobs::table).values(&jobs).execute(conn)?;
+
+    let lease = Lease::from_millis(800)?;
+    let start = Instant::now();
+    let completions = Completions::default();
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|n| {
+                let (pool, completions) = (&pool, &completions);
+                scope.spawn(move || work(pool, &format!("worker-{n}"), n == 0, lease, start, completions))
+            })
+            .collect();
+        for worker in workers {
+            worker.join().map_err(|_| Error::Migration("a worker panicked".into()))??;
+        }
+        Ok(())
+    })?;
+    report(conn, &completions.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Claims due jobs until none is left; a worker that `dies` stops holding its first job.
+fn work(
+    pool: &Pool<ConnectionManager<Conn>>,
+    name: &str,
+    dies: bool,
+    lease: Lease,
+    start: Instant,
+    completions: &Completions,
+) -> Result<(), Error> {
+    let conn = &mut pool.get()?;
+    loop {
+        let Some((job, claim)) = claim_next(conn, name, lease)? else {
+            let open: i64 = example_jobs::table.filter(example_jobs::status.ne("done")).count().get_result(conn)?;
+            if open == 0 {
+                return Ok(());
+            }
+            // Some job is held by a worker that may be dead: wait for its lease, by the database's clock.
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        println!("{:>5} ms  {name} claimed job {} ({}), attempt {}", millis_since(start), job.id, job.payload, job.attempts);
+        if dies {
+            println!("{:>5} ms  {name} dies holding job {}", millis_since(start), job.id);
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10 + (job.id as u64 * 7) % 25)); // the work
+        let completed = diesel::update(example_jobs::table.find(job.id).filter(example_jobs::table.held_by(claim.token())))
+            .set((example_jobs::table.released(), example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
+            .execute(conn)?;
+        if completed == 1 {
+            completions.lock().unwrap_or_else(|e| e.into_inner()).entry(job.id).or_default().push(name.to_owned());
+        } else {
+            println!("{:>5} ms  {name} lost job {} to a newer claim: its result is dropped", millis_since(start), job.id);
+        }
+    }
+}
+
+/// Claims one due job that is queued, or running under an outlived lease, and marks it running,
+/// in one statement. `None` when no job is claimable now.
+fn claim_next(conn: &mut Conn, name: &str, lease: Lease) -> Result<Option<(Job, Claim)>, Error> {
+    let claimable = example_jobs::status
+        .ne("done")
+        .and(example_jobs::due_at.le(Now::default()))
+        .and(example_jobs::table.claimable(lease));
+    let candidates: Vec<i64> = example_jobs::table
+        .filter(claimable)
+        .select(example_jobs::id)
+        .order(example_jobs::id)
+        .limit(WORKERS as i64)
+        .load(conn)?;
+    for id in candidates {
+        let claim = Claim::new(name)?;
+        // The read above only proposes; this statement decides, with the same condition.
+        let won: Option<Job> = diesel::update(example_jobs::table.find(id).filter(claimable))
+            .set((
+                example_jobs::table.taken(&claim),
+                example_jobs::status.eq("running"),
+                example_jobs::attempts.eq(example_jobs::attempts + 1),
+            ))
+            .get_if_won(&claim, conn)?;
+        if let Some(job) = won {
+            return Ok(Some((job, claim)));
+        }
+    }
+    Ok(None)
+}
+
+fn report(conn: &mut Conn, completions: &BTreeMap<i64, Vec<String>>) -> Result<bool, Error> {
+    let rows: Vec<(i64, String, i32, Option<String>)> = example_jobs::table
+        .select((example_jobs::id, example_jobs::status, example_jobs::attempts, example_jobs::completed_by))
+        .order(example_jobs::id)
+        .load(conn)?;
+    let mut broken = 0;
+    for (id, status, attempts, completed_by) in &rows {
+        let done_by = completions.get(id).map(Vec::as_slice).unwrap_or_default();
+        if status != "done" || done_by.len() != 1 {
+            broken += 1;
+            println!("BROKEN  job {id}: status {status}, completed {} times {done_by:?}", done_by.len());
+        } else if *attempts > 1 {
+            println!("reclaimed job {id}: {attempts} attempts, completed once, by {}", completed_by.as_deref().unwrap_or("?"));
+        }
+    }
+    let ok = broken == 0;
+    println!(
+        "{} jobs, {} completed exactly once, {broken} lost or done twice: {}",
+        rows.len(),
+        rows.len() - broken,
+        if ok { "OK" } else { "BROKEN" }
+    );
+    Ok(ok)
+}
