@@ -86,7 +86,9 @@ fn run(backend: &Backend) -> Result<bool, String> {
         #[cfg(feature = "sqlite")]
         Backend::Sqlite(path) => on_sqlite::run(path, true, SQLITE_DDL).map_err(|e| e.to_string()),
         #[cfg(feature = "postgres")]
-        Backend::Postgres(url) => on_postgres::run(url, false, POSTGRES_DDL).map_err(|e| e.to_string()),
+        Backend::Postgres(url) => {
+            on_postgres::run(url, false, POSTGRES_DDL).map_err(|e| e.to_string())
+        }
         #[cfg(feature = "mysql")]
         Backend::Mysql(url) => on_mysql::run(url, false, MYSQL_DDL).map_err(|e| e.to_string()),
         #[allow(unreachable_patterns)]

@@ -19,14 +19,19 @@ impl Backend {
     pub fn from_env(example: &str) -> Result<Self, String> {
         match std::env::var("DATABASE_URL") {
             Err(_) => {
-                let file = std::env::temp_dir().join(format!("diesel-lease-{example}-{}.db", std::process::id()));
+                let file = std::env::temp_dir()
+                    .join(format!("diesel-lease-{example}-{}.db", std::process::id()));
                 let _ = std::fs::remove_file(&file);
                 Ok(Self::Sqlite(file.to_string_lossy().into_owned()))
             }
             Ok(url) if url.starts_with("postgres") => Ok(Self::Postgres(url)),
             Ok(url) if url.starts_with("mysql") => Ok(Self::Mysql(url)),
-            Ok(url) if url.starts_with("sqlite://") => Ok(Self::Sqlite(url["sqlite://".len()..].to_owned())),
-            Ok(url) => Err(format!("DATABASE_URL {url:?}: expected postgres://, mysql:// or sqlite://")),
+            Ok(url) if url.starts_with("sqlite://") => {
+                Ok(Self::Sqlite(url["sqlite://".len()..].to_owned()))
+            }
+            Ok(url) => Err(format!(
+                "DATABASE_URL {url:?}: expected postgres://, mysql:// or sqlite://"
+            )),
         }
     }
 
@@ -45,15 +50,25 @@ struct SqlitePragmas;
 
 impl<C: SimpleConnection> CustomizeConnection<C, diesel::r2d2::Error> for SqlitePragmas {
     fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute("PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
-            .map_err(diesel::r2d2::Error::QueryError)
+        conn.batch_execute(
+            "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
+        )
+        .map_err(diesel::r2d2::Error::QueryError)
     }
 }
 
 /// A pool of `size` connections to `url`; SQLite's get the pragmas a concurrent application needs.
-pub fn pool<C: R2D2Connection + SimpleConnection + 'static>(url: &str, size: u32, sqlite: bool) -> Result<Pool<ConnectionManager<C>>, diesel_lease::Error> {
+pub fn pool<C: R2D2Connection + SimpleConnection + 'static>(
+    url: &str,
+    size: u32,
+    sqlite: bool,
+) -> Result<Pool<ConnectionManager<C>>, diesel_lease::Error> {
     let builder = Pool::builder().max_size(size);
-    let builder = if sqlite { builder.connection_customizer(Box::new(SqlitePragmas)) } else { builder };
+    let builder = if sqlite {
+        builder.connection_customizer(Box::new(SqlitePragmas))
+    } else {
+        builder
+    };
     Ok(builder.build(ConnectionManager::new(url))?)
 }
 
@@ -65,5 +80,8 @@ pub fn millis_since(start: std::time::Instant) -> u128 {
 
 /// The error for a backend whose Cargo feature is off.
 pub fn feature_off(backend: &Backend, feature: &str) -> String {
-    format!("{} needs the `{feature}` feature: cargo run --example … --features {feature}", backend.name())
+    format!(
+        "{} needs the `{feature}` feature: cargo run --example … --features {feature}",
+        backend.name()
+    )
 }
