@@ -77,6 +77,11 @@ pub use lease::{Age, Lease};
 #[doc(hidden)]
 pub use diesel as __diesel;
 
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// What a table author imports: the trait, its value types and the winner check.
 pub mod prelude {
     pub use crate::{claim_lease, Age, Claim, ClaimLease, GetIfWonDsl, Lease};

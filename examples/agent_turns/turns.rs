@@ -9,7 +9,7 @@ use diesel_lease::agent::schema::{conversations, user_settings};
 use diesel_lease::agent::{self, AgentLocks, ClickRef, TurnRef};
 use diesel_lease::{Error, Lease};
 
-use super::support::{millis_since, pool};
+use super::support::{millis_since, pool, timeline_start};
 
 /// Short, so the whole story runs in a few seconds.
 const TTL: Duration = Duration::from_millis(1500);
@@ -131,7 +131,7 @@ pub(super) fn run(url: &str, sqlite: bool) -> Result<bool, Error> {
     let story = Story {
         run: format!("demo{}", std::process::id()),
         db,
-        start: Instant::now(),
+        start: timeline_start(),
         running: Mutex::default(),
         broken: Mutex::default(),
         counts: Mutex::default(),

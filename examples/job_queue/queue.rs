@@ -9,7 +9,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::{Error, Now};
 
 use super::example_jobs;
-use super::support::{millis_since, pool};
+use super::support::{millis_since, pool, timeline_start};
 
 const JOBS: i64 = 24;
 const WORKERS: usize = 4;
@@ -44,7 +44,7 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
     diesel::insert_into(example_jobs::table).values(&jobs).execute(conn)?;
 
     let lease = Lease::from_millis(800)?;
-    let start = Instant::now();
+    let start = timeline_start();
     let completions = Completions::default();
     std::thread::scope(|scope| -> Result<(), Error> {
         let workers: Vec<_> = (0..WORKERS)

@@ -17,8 +17,12 @@ pub enum Backend {
 impl Backend {
     /// `DATABASE_URL` if set (postgres://… or mysql://…), else a new embedded SQLite file.
     pub fn from_env(example: &str) -> Result<Self, String> {
-        match std::env::var("DATABASE_URL") {
-            Err(_) => {
+        match std::env::var("DATABASE_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+            .ok_or(())
+        {
+            Err(()) => {
                 let file = std::env::temp_dir()
                     .join(format!("diesel-lease-{example}-{}.db", std::process::id()));
                 let _ = std::fs::remove_file(&file);
@@ -70,6 +74,12 @@ pub fn pool<C: R2D2Connection + SimpleConnection + 'static>(
         builder
     };
     Ok(builder.build(ConnectionManager::new(url))?)
+}
+
+/// The start of the example's timeline (display only: every lease decision is the database's).
+#[allow(clippy::disallowed_methods)]
+pub fn timeline_start() -> std::time::Instant {
+    std::time::Instant::now()
 }
 
 /// Milliseconds since the example started, for its timeline (display only: every lease decision
