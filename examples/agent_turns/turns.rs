@@ -146,7 +146,7 @@ pub(super) fn run(url: &str, sqlite: bool) -> Result<bool, Error> {
             scope.spawn(|| caros_node_dies(&story)),
         ];
         for node in nodes {
-            node.join().map_err(|_| Error::Migration("a node panicked".into()))??;
+            node.join().expect("a node thread panicked")?;
         }
         Ok(())
     })?;
@@ -172,7 +172,7 @@ fn ana_chats(story: &Story) -> Result<(), Error> {
         std::thread::sleep(Duration::from_millis(50));
         story.turn("node-b", "chat1", "ana", 1)?;
         story.turn("node-b", "chat2", "ana", 1)?;
-        first.join().map_err(|_| Error::Migration("node-a panicked".into()))??;
+        first.join().expect("node-a panicked")?;
         Ok(())
     })?;
     story.turn("node-b", "chat2", "ana", 1).map(drop)
@@ -190,7 +190,7 @@ fn ben_confirms(story: &Story) -> Result<(), Error> {
         if let Err(refusal) = locks.acquire_user(&mut *story.db.get()?, &user, &click, hold) {
             story.refused("web-1", &refusal);
         }
-        turn.join().map_err(|_| Error::Migration("node-c panicked".into()))??;
+        turn.join().expect("node-c panicked")?;
         Ok(())
     })?;
 
@@ -213,7 +213,7 @@ fn ben_confirms(story: &Story) -> Result<(), Error> {
         story.ended(None, &user);
         locks.release_user(conn, &user, &click)?;
         story.say("web-1", "click done: released ben");
-        blocked.join().map_err(|_| Error::Migration("node-a panicked".into()))??;
+        blocked.join().expect("node-a panicked")?;
         Ok(())
     })?;
     story.turn("node-a", "chat3", "ben", 1).map(drop)

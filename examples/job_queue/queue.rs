@@ -54,7 +54,7 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
             })
             .collect();
         for worker in workers {
-            worker.join().map_err(|_| Error::Migration("a worker panicked".into()))??;
+            worker.join().expect("a worker thread panicked")?;
         }
         Ok(())
     })?;

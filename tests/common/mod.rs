@@ -68,11 +68,11 @@ pub fn build_pool<C: R2D2Connection + 'static>(
         .expect("a connection pool")
 }
 
-/// The pool the tests of one backend share, with the jobs table and the agent tables in place.
+/// The pool the tests of one backend share, with `tables` and the agent tables in place.
 pub fn shared_pool<C>(
     url: &str,
     customizer: Customizer<C>,
-    jobs_ddl: &str,
+    tables: &[&str],
 ) -> Pool<ConnectionManager<C>>
 where
     C: R2D2Connection + MigrationHarness<C::Backend> + 'static,
@@ -81,9 +81,11 @@ where
 {
     let pool = build_pool(url, 8, customizer);
     let conn = &mut *pool.get().expect("a connection");
-    diesel::sql_query(jobs_ddl)
-        .execute(conn)
-        .expect("the lease_jobs table");
+    for table in tables {
+        diesel::sql_query(*table)
+            .execute(conn)
+            .expect("a test table");
+    }
     diesel_lease::agent::run_migrations(conn).expect("the agent tables");
     pool
 }

@@ -15,8 +15,14 @@ fn url() -> Option<&'static str> {
 /// The shared pool, with the schema in place; `None` when PostgreSQL is not configured.
 pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
-    POOL.get_or_init(|| Some(super::shared_pool(url()?, None, super::jobs::POSTGRES_DDL)))
-        .clone()
+    POOL.get_or_init(|| {
+        Some(super::shared_pool(
+            url()?,
+            None,
+            &[super::jobs::POSTGRES_DDL, native::DDL],
+        ))
+    })
+    .clone()
 }
 
 /// A pool of its own with `size` connections.
@@ -38,4 +44,22 @@ pub fn connect_in_far_time_zone() -> Conn {
         .execute(&mut conn)
         .expect("SET TIME ZONE");
     conn
+}
+
+/// A table whose `claimed_at` has this backend's own timestamp type rather than `UtcTimestamp`.
+pub mod native {
+    diesel::table! {
+        use diesel::sql_types::*;
+
+        native_jobs (id) {
+            id -> Text,
+            owner -> Nullable<Text>,
+            claim_token -> Nullable<Text>,
+            claimed_at -> Nullable<Timestamptz>,
+        }
+    }
+
+    diesel_lease::claim_lease!(native_jobs);
+
+    pub const DDL: &str = "CREATE TABLE IF NOT EXISTS native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)";
 }

@@ -37,7 +37,11 @@ pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
     static POOL: OnceLock<Pool<ConnectionManager<Conn>>> = OnceLock::new();
     Some(
         POOL.get_or_init(|| {
-            super::shared_pool(path(), Some(Box::new(Pragmas)), super::jobs::SQLITE_DDL)
+            super::shared_pool(
+                path(),
+                Some(Box::new(Pragmas)),
+                &[super::jobs::SQLITE_DDL, native::DDL],
+            )
         })
         .clone(),
     )
@@ -60,4 +64,22 @@ pub fn connect() -> Conn {
 /// SQLite has no session time zone: its `'now'` is always UTC, whatever the process's `TZ`.
 pub fn connect_in_far_time_zone() -> Conn {
     connect()
+}
+
+/// A table whose `claimed_at` has this backend's own timestamp type rather than `UtcTimestamp`.
+pub mod native {
+    diesel::table! {
+        use diesel::sql_types::*;
+
+        native_jobs (id) {
+            id -> Text,
+            owner -> Nullable<Text>,
+            claim_token -> Nullable<Text>,
+            claimed_at -> Nullable<Timestamp>,
+        }
+    }
+
+    diesel_lease::claim_lease!(native_jobs);
+
+    pub const DDL: &str = "CREATE TABLE IF NOT EXISTS native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)";
 }

@@ -351,3 +351,33 @@ fn a_caller_may_bring_its_own_token() {
     assert_eq!(row.lease_token.as_deref(), Some(turn.token()));
     assert!(renew(&mut conn, &id, &Claim::with_token("node-b", turn.token()).unwrap()), "the token, not the owner, proves the hold");
 }
+
+#[test]
+fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
+    use backend::native::native_jobs;
+    let Some(mut conn) = connection() else { return };
+    let id = unique_id("native");
+    diesel::insert_into(native_jobs::table).values(native_jobs::id.eq(&id)).execute(&mut *conn).unwrap();
+    let take = |conn: &mut backend::Conn, claim: &Claim| {
+        diesel::update(native_jobs::table.find(&id).filter(native_jobs::table.claimable(minute())))
+            .set(native_jobs::table.taken(claim))
+            .execute(conn)
+            .unwrap()
+    };
+    let (first, rival) = (Claim::new("worker-1").unwrap(), Claim::new("worker-2").unwrap());
+
+    assert_eq!(take(&mut conn, &first), 1);
+    assert_eq!(take(&mut conn, &rival), 0, "fresh");
+    diesel::update(native_jobs::table.find(&id))
+        .set(native_jobs::table.renewed_ago(Age::new(Duration::from_secs(61)).unwrap()))
+        .execute(&mut *conn)
+        .unwrap();
+    let outlived: i64 = native_jobs::table.find(&id).filter(native_jobs::table.outlived(minute())).count().get_result(&mut *conn).unwrap();
+    assert_eq!(outlived, 1);
+    assert_eq!(take(&mut conn, &rival), 1, "outlived");
+    let released = diesel::update(native_jobs::table.find(&id).filter(native_jobs::table.held_by(rival.token())))
+        .set(native_jobs::table.released())
+        .execute(&mut *conn)
+        .unwrap();
+    assert_eq!(released, 1);
+}
