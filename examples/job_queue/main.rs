@@ -81,7 +81,6 @@ mod on_mysql {
 }
 
 fn run(backend: &Backend) -> Result<bool, String> {
-    println!("job_queue on {}", backend.name());
     match backend {
         #[cfg(feature = "sqlite")]
         Backend::Sqlite(path) => on_sqlite::run(path, true, SQLITE_DDL).map_err(|e| e.to_string()),
@@ -92,21 +91,10 @@ fn run(backend: &Backend) -> Result<bool, String> {
         #[cfg(feature = "mysql")]
         Backend::Mysql(url) => on_mysql::run(url, false, MYSQL_DDL).map_err(|e| e.to_string()),
         #[allow(unreachable_patterns)]
-        Backend::Sqlite(_) => Err(support::feature_off(backend, "sqlite")),
-        #[allow(unreachable_patterns)]
-        Backend::Postgres(_) => Err(support::feature_off(backend, "postgres")),
-        #[allow(unreachable_patterns)]
-        Backend::Mysql(_) => Err(support::feature_off(backend, "mysql")),
+        other => Err(support::feature_off(other)),
     }
 }
 
 fn main() -> ExitCode {
-    match Backend::from_env("job_queue").and_then(|backend| run(&backend)) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("job_queue", run)
 }

@@ -89,9 +89,33 @@ pub fn millis_since(start: std::time::Instant) -> u128 {
 }
 
 /// The error for a backend whose Cargo feature is off.
-pub fn feature_off(backend: &Backend, feature: &str) -> String {
+pub fn feature_off(backend: &Backend) -> String {
+    let feature = match backend {
+        Backend::Sqlite(_) => "sqlite",
+        Backend::Postgres(_) => "postgres",
+        Backend::Mysql(_) => "mysql",
+    };
     format!(
         "{} needs the `{feature}` feature: cargo run --example … --features {feature}",
         backend.name()
     )
+}
+
+/// Runs `example` on the backend `DATABASE_URL` names: success when `run` says every invariant held.
+pub fn main(
+    example: &str,
+    run: impl FnOnce(&Backend) -> Result<bool, String>,
+) -> std::process::ExitCode {
+    let outcome = Backend::from_env(example).and_then(|backend| {
+        println!("{example} on {}", backend.name());
+        run(&backend)
+    });
+    match outcome {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

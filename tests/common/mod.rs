@@ -8,6 +8,74 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection}
 use diesel::RunQueryDsl;
 use diesel_migrations::MigrationHarness;
 
+/// The support module of a server backend: its URL from `$variable`, the shared pool with the
+/// test tables, pools and connections of their own, and a session in a far time zone.
+macro_rules! server_backend {
+    ($conn:ty, $name:literal, $variable:literal, $jobs_ddl:expr, $far_time_zone:literal) => {
+        use std::sync::OnceLock;
+
+        use diesel::prelude::*;
+        use diesel::r2d2::{ConnectionManager, Pool};
+
+        pub type Conn = $conn;
+
+        fn url() -> Option<&'static str> {
+            static URL: OnceLock<Option<String>> = OnceLock::new();
+            URL.get_or_init(|| super::server_url($name, $variable))
+                .as_deref()
+        }
+
+        /// The shared pool, with the schema in place; `None` when the server is not configured.
+        pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
+            static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
+            POOL.get_or_init(|| Some(super::shared_pool(url()?, None, &[$jobs_ddl, native::DDL])))
+                .clone()
+        }
+
+        /// A pool of its own with `size` connections.
+        pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
+            pool();
+            super::build_pool(url().expect("the server is configured"), size, None)
+        }
+
+        /// A connection of its own, outside any pool (for session settings that must not leak).
+        pub fn connect() -> Conn {
+            Conn::establish(url().expect("the server is configured")).expect("a connection")
+        }
+
+        /// A connection whose session time zone is far from UTC, at an odd offset.
+        pub fn connect_in_far_time_zone() -> Conn {
+            let mut conn = connect();
+            diesel::sql_query($far_time_zone)
+                .execute(&mut conn)
+                .expect("a far time zone");
+            conn
+        }
+    };
+}
+
+/// A table whose `claimed_at` has the backend's own timestamp type rather than `UtcTimestamp`.
+macro_rules! native_jobs {
+    ($timestamp:ident, $ddl:literal) => {
+        pub mod native {
+            diesel::table! {
+                use diesel::sql_types::*;
+
+                native_jobs (id) {
+                    id -> Text,
+                    owner -> Nullable<Text>,
+                    claim_token -> Nullable<Text>,
+                    claimed_at -> Nullable<$timestamp>,
+                }
+            }
+
+            diesel_lease::claim_lease!(native_jobs);
+
+            pub const DDL: &str = $ddl;
+        }
+    };
+}
+
 pub mod jobs;
 #[cfg(feature = "mysql")]
 pub mod mysql;

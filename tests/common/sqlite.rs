@@ -66,20 +66,7 @@ pub fn connect_in_far_time_zone() -> Conn {
     connect()
 }
 
-/// A table whose `claimed_at` has this backend's own timestamp type rather than `UtcTimestamp`.
-pub mod native {
-    diesel::table! {
-        use diesel::sql_types::*;
-
-        native_jobs (id) {
-            id -> Text,
-            owner -> Nullable<Text>,
-            claim_token -> Nullable<Text>,
-            claimed_at -> Nullable<Timestamp>,
-        }
-    }
-
-    diesel_lease::claim_lease!(native_jobs);
-
-    pub const DDL: &str = "CREATE TABLE IF NOT EXISTS native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)";
-}
+native_jobs!(
+    Timestamp,
+    "CREATE TABLE IF NOT EXISTS native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)"
+);
