@@ -289,36 +289,136 @@ type ClaimedAtOf<T> = <T as ClaimLease>::ClaimedAt;
 type ClockOf<T> = <T as ClaimLease>::Clock;
 
 /// The changeset of [`ClaimLease::taken`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Taken};
+///
+/// fn changes(claim: &Claim) -> Taken<'_, jobs::table> {
+///     jobs::table.taken(claim)
+/// }
+/// # fn main() {}
+/// ```
 pub type Taken<'a, T> = (
     dsl::Eq<OwnerOf<T>, &'a str>,
     dsl::Eq<TokenOf<T>, &'a str>,
     dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
 );
 /// The changeset of [`ClaimLease::taken_ago`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, TakenAgo};
+///
+/// fn changes(claim: &Claim, age: Age) -> TakenAgo<'_, jobs::table> {
+///     jobs::table.taken_ago(claim, age)
+/// }
+/// # fn main() {}
+/// ```
 pub type TakenAgo<'a, T> = (
     dsl::Eq<OwnerOf<T>, &'a str>,
     dsl::Eq<TokenOf<T>, &'a str>,
     dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>,
 );
 /// The changeset of [`ClaimLease::renewed`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Renewed};
+///
+/// fn changes() -> Renewed<jobs::table> {
+///     jobs::table.renewed()
+/// }
+/// # fn main() {}
+/// ```
 pub type Renewed<T> = dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>;
 /// The changeset of [`ClaimLease::renewed_ago`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, RenewedAgo};
+///
+/// fn changes(age: Age) -> RenewedAgo<jobs::table> {
+///     jobs::table.renewed_ago(age)
+/// }
+/// # fn main() {}
+/// ```
 pub type RenewedAgo<T> = dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 /// The changeset of [`ClaimLease::released`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Released};
+///
+/// fn changes() -> Released<jobs::table> {
+///     jobs::table.released()
+/// }
+/// # fn main() {}
+/// ```
 pub type Released<T> = (
     dsl::Eq<OwnerOf<T>, Null<Nullable<Text>>>,
     dsl::Eq<TokenOf<T>, Null<Nullable<Text>>>,
     dsl::Eq<ClaimedAtOf<T>, Null<ClockOf<T>>>,
 );
 /// The predicate of [`ClaimLease::unclaimed`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Unclaimed};
+///
+/// fn free() -> Unclaimed<jobs::table> {
+///     jobs::table.unclaimed()
+/// }
+/// # fn main() {}
+/// ```
 pub type Unclaimed<T> = dsl::IsNull<TokenOf<T>>;
 /// The predicate of [`ClaimLease::held_by`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, HeldBy};
+///
+/// fn mine(token: &str) -> HeldBy<'_, jobs::table> {
+///     jobs::table.held_by(token)
+/// }
+/// # fn main() {}
+/// ```
 pub type HeldBy<'a, T> = dsl::Eq<TokenOf<T>, &'a str>;
 /// The predicate of [`ClaimLease::outlived`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Outlived};
+///
+/// fn stale(lease: Lease) -> Outlived<jobs::table> {
+///     jobs::table.outlived(lease)
+/// }
+/// # fn main() {}
+/// ```
 pub type Outlived<T> = dsl::Lt<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 /// The predicate of [`ClaimLease::fresh`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Fresh};
+///
+/// fn live(lease: Lease) -> Fresh<jobs::table> {
+///     jobs::table.fresh(lease)
+/// }
+/// # fn main() {}
+/// ```
 pub type Fresh<T> = dsl::GtEq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 /// The predicate of [`ClaimLease::claimable`].
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::{prelude::*, Claimable};
+///
+/// fn available(lease: Lease) -> Claimable<jobs::table> {
+///     jobs::table.claimable(lease)
+/// }
+/// # fn main() {}
+/// ```
 pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 
 /// Implements [`ClaimLease`] for a `table!`.

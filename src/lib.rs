@@ -83,6 +83,15 @@ pub use diesel as __diesel;
 pub struct ReadmeDoctests;
 
 /// What a table author imports: the trait, its value types and the winner check.
+///
+/// ```
+/// use diesel_lease::prelude::*;
+///
+/// let claim = Claim::new("worker-1")?;
+/// let lease = Lease::from_secs(30)?;
+/// # let _ = (claim, lease);
+/// # Ok::<(), diesel_lease::Error>(())
+/// ```
 pub mod prelude {
     pub use crate::{claim_lease, Age, Claim, ClaimLease, GetIfWonDsl, Lease};
 }
