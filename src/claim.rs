@@ -8,7 +8,7 @@ pub(crate) const MAX_TEXT_CHARS: usize = 255;
 /// The token proves who holds the row: every renewal, release or write of a holder is guarded
 /// by it. [`Claim::new`] makes a fresh UUID token; [`Claim::with_token`] brings the caller's own,
 /// such as a turn's reference. Both are validated when made: not empty, at most 255
-/// characters, no control characters.
+/// characters, no white space at either end, no control characters.
 ///
 /// ```
 /// use diesel_lease::{Claim, Error};
@@ -80,6 +80,9 @@ impl Claim {
 pub(crate) fn checked_text(value: &str) -> Result<String, String> {
     if value.trim().is_empty() {
         Err("it is empty".to_owned())
+    } else if value.trim() != value {
+        // MySQL's PAD SPACE collations would match "t1" and "t1 ": refused on every backend.
+        Err(format!("{value:?} starts or ends with white space"))
     } else if value.chars().count() > MAX_TEXT_CHARS {
         Err(format!(
             "it is longer than {MAX_TEXT_CHARS} characters ({})",

@@ -28,8 +28,9 @@ pub enum Error {
     Migration(String),
     /// The COMMIT of a transaction failed, so whether it took effect is unknown.
     ///
-    /// Every lock operation of [`crate::agent`] may be retried with the same reference to learn
-    /// the outcome: a repeated acquire by the same turn succeeds if the first one did.
+    /// An [`acquire`](crate::agent::AgentLocks::acquire) may simply be retried with the same
+    /// turn: it succeeds if the first one did. After a release, ask
+    /// [`held`](crate::agent::AgentLocks::held) whether the locks are still the turn's.
     #[error("the commit failed and its outcome is unknown: {0}")]
     OutcomeUnknown(diesel::result::Error),
     /// A lease or age is zero, too long or otherwise unusable.
@@ -58,6 +59,14 @@ pub enum Error {
     /// No conversation has this id.
     #[error("unknown conversation {0:?}")]
     UnknownConversation(String),
+    /// The conversation belongs to another user than the one named.
+    #[error("conversation {conversation:?} is not a conversation of user {user:?}")]
+    ConversationOfAnotherUser {
+        /// The conversation's id.
+        conversation: String,
+        /// The user named by the caller.
+        user: String,
+    },
     /// Another turn holds the conversation's lock.
     #[error("conversation busy: {0}")]
     ConversationBusy(Holder),

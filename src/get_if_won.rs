@@ -12,8 +12,11 @@ use crate::{Claim, ClaimLease, Error};
 /// [`ClaimLease::claimable`]) and its changeset holds [`ClaimLease::taken`] beside the caller's own
 /// assignments, so the claim and the status change are one statement. The answer comes from that
 /// statement: `RETURNING` on PostgreSQL and SQLite; on MySQL/MariaDB, which have no `RETURNING`,
-/// its matched-row count, then a read of the row by the claim's token. The filter should pick one
-/// row (e.g. by primary key); the same code runs on every backend.
+/// its matched-row count, then a read of the row by the claim's token in the same transaction
+/// (index the token column there). The same code runs on every backend.
+///
+/// The filter should pick one row, e.g. by primary key: a filter that matches several claims them
+/// all, and only the first is given back.
 ///
 /// ```
 /// # include!("doctest_setup.rs");
@@ -79,7 +82,8 @@ where
     Ok(diesel::RunQueryDsl::get_result(statement, conn).optional()?)
 }
 
-/// The winner of a statement that returns only its matched-row count: the row read back by the token.
+/// The winner of a statement that returns only its matched-row count: the row read back by the
+/// token, in the same transaction, so that the row read is the row this statement claimed.
 #[cfg(feature = "mysql")]
 pub(crate) fn matched_row<T, S, C, R>(
     statement: S,
@@ -92,9 +96,11 @@ where
     S: diesel::query_dsl::methods::ExecuteDsl<C>,
     for<'a> T::RowsHeldBy<'a>: LoadQuery<'a, C, R>,
 {
-    if S::execute(statement, conn)? == 0 {
-        return Ok(None);
-    }
-    let held = T::default().rows_held_by(claim.token());
-    Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
+    conn.transaction(|conn| {
+        if S::execute(statement, conn)? == 0 {
+            return Ok(None);
+        }
+        let held = T::default().rows_held_by(claim.token());
+        Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
+    })
 }

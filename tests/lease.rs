@@ -1,6 +1,22 @@
 //! The generic lease layer, on every configured backend.
 mod common;
 
+#[test]
+fn every_backend_that_ci_requires_is_compiled_in() {
+    let compiled = [
+        cfg!(feature = "postgres"),
+        cfg!(feature = "mysql"),
+        cfg!(feature = "sqlite"),
+    ];
+    if std::env::var_os(common::REQUIRE_ALL_BACKENDS).is_some() {
+        assert!(
+            compiled.iter().all(|&on| on),
+            "{} requires every backend: run with --all-features",
+            common::REQUIRE_ALL_BACKENDS
+        );
+    }
+}
+
 #[cfg(feature = "postgres")]
 mod postgres {
     use crate::common::postgres as backend;

@@ -25,6 +25,15 @@ const FORBIDDEN: &[(&str, &str)] = &[
         "the transaction's start on PostgreSQL, the session's time zone on MySQL",
     ),
     ("localtime", "the session's time zone"),
+    ("LOCALTIMESTAMP", "the session's time zone"),
+    (
+        "transaction_timestamp",
+        "the transaction's start on PostgreSQL",
+    ),
+    ("SYSDATE", "the session's time zone on MySQL"),
+    ("CURDATE", "the session's time zone on MySQL"),
+    ("CURTIME", "the session's time zone on MySQL"),
+    ("UNIX_TIMESTAMP", "a session-dependent conversion on MySQL"),
 ];
 
 fn code_lines(dir: &Path, found: &mut Vec<String>) {

@@ -9,7 +9,7 @@ use diesel::sql_types::Nullable;
 
 use super::schema::{conversations, user_settings};
 use crate::claim_lease::{
-    Claimable, Fresh, HeldBy, Outlived, Released, RenewedAgo, Taken, TakenAgo,
+    Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
 };
 use crate::sql_types::UtcTimestamp;
 use crate::{Age, Claim, ClaimLease, Lease, Now};
@@ -18,19 +18,16 @@ type Chats = conversations::table;
 type Users = user_settings::table;
 type ChatById<'a> = dsl::Eq<conversations::id, &'a str>;
 type UserById<'a> = dsl::Eq<user_settings::user_id, &'a str>;
+type ChatOfUser<'a> = dsl::And<ChatById<'a>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatHeldBy<'a> = dsl::And<ChatById<'a>, HeldBy<'a, Chats>>;
 type UserHeldBy<'a> = dsl::And<UserById<'a>, HeldBy<'a, Users>>;
-type ClaimableOrHeld<'a, T> = dsl::Or<Claimable<T>, HeldBy<'a, T>>;
 type DatabaseNow = Now<Nullable<UtcTimestamp>>;
 
-pub(crate) type ClaimChat<'a> = dsl::Update<
-    dsl::Filter<Chats, dsl::And<ChatById<'a>, ClaimableOrHeld<'a, Chats>>>,
-    Taken<'a, Chats>,
->;
-pub(crate) type ClaimUser<'a> = dsl::Update<
-    dsl::Filter<Users, dsl::And<UserById<'a>, ClaimableOrHeld<'a, Users>>>,
-    TakenAgo<'a, Users>,
->;
+pub(crate) type ClaimChat<'a> =
+    dsl::Update<dsl::Filter<Chats, dsl::And<ChatOfUser<'a>, Claimable<Chats>>>, Taken<'a, Chats>>;
+pub(crate) type KeepChat<'a> = dsl::Update<dsl::Filter<Chats, ChatHeldBy<'a>>, Renewed<Chats>>;
+pub(crate) type ClaimUser<'a> =
+    dsl::Update<dsl::Filter<Users, dsl::And<UserById<'a>, Claimable<Users>>>, TakenAgo<'a, Users>>;
 pub(crate) type CreateUser = dsl::Values<
     dsl::insert_into<Users>,
     (
@@ -41,10 +38,13 @@ pub(crate) type CreateUser = dsl::Values<
 pub(crate) type ChatHolder<'a> = dsl::Select<
     dsl::Filter<Chats, ChatById<'a>>,
     (
-        conversations::busy_owner,
-        conversations::busy_turn_ref,
-        conversations::busy_since,
-        DatabaseNow,
+        conversations::user_id,
+        (
+            conversations::busy_owner,
+            conversations::busy_turn_ref,
+            conversations::busy_since,
+            DatabaseNow,
+        ),
     ),
 >;
 pub(crate) type UserHolder<'a> = dsl::Select<
@@ -78,55 +78,104 @@ pub(crate) type HolderRow = (
     Option<DateTime<Utc>>,
 );
 
+mod sealed {
+    /// Proof that the caller is this crate: the statement methods of
+    /// [`AgentConnection`](super::AgentConnection) skip the validation of
+    /// [`AgentLocks`](crate::agent::AgentLocks), so nothing else may call them.
+    #[derive(Debug, Clone, Copy)]
+    #[allow(unreachable_pub)] // named in a public trait, constructible only here
+    pub struct Sealed(pub(crate) ());
+}
+
+pub(crate) use sealed::Sealed;
+
 /// A connection the agent locks run on: `PgConnection`, `MysqlConnection`, `SqliteConnection`,
 /// and r2d2's pooled connections of each.
 ///
-/// Implemented for every connection whose backend can run the lock statements; its methods are
-/// the statements themselves, for [`AgentLocks`](super::AgentLocks) to call.
+/// Implemented for every connection whose backend can run the lock statements. Its methods are
+/// the statements themselves, for [`AgentLocks`](super::AgentLocks) alone to call: they take a
+/// token no other crate can make.
 ///
 /// ```
 /// fn runs_agent_locks<C: diesel_lease::agent::AgentConnection>() {}
 /// runs_agent_locks::<diesel::SqliteConnection>();
 /// runs_agent_locks::<diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<diesel::SqliteConnection>>>();
 /// ```
+#[allow(private_interfaces)]
 pub trait AgentConnection: Connection {
     #[doc(hidden)]
-    fn claim_chat(&mut self, chat: &str, claim: &Claim, ttl: Lease) -> QueryResult<bool>;
+    fn claim_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+    ) -> QueryResult<bool>;
+    #[doc(hidden)]
+    fn keep_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool>;
     #[doc(hidden)]
     fn claim_user(
         &mut self,
+        _: Sealed,
         user: &str,
         claim: &Claim,
         ttl: Lease,
         dated_back: Age,
     ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn create_user(&mut self, user: &str) -> QueryResult<()>;
+    fn create_user(&mut self, _: Sealed, user: &str) -> QueryResult<()>;
     #[doc(hidden)]
-    fn chat_holder(&mut self, chat: &str) -> QueryResult<Option<HolderRow>>;
+    fn chat_holder(&mut self, _: Sealed, chat: &str) -> QueryResult<Option<(String, HolderRow)>>;
     #[doc(hidden)]
-    fn user_holder(&mut self, user: &str) -> QueryResult<Option<HolderRow>>;
+    fn user_holder(&mut self, _: Sealed, user: &str) -> QueryResult<Option<HolderRow>>;
     #[doc(hidden)]
-    fn release_chat(&mut self, chat: &str, reference: &str) -> QueryResult<bool>;
+    fn release_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn release_stale_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool>;
+    fn release_stale_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        reference: &str,
+        ttl: Lease,
+    ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn release_user(&mut self, user: &str, reference: &str) -> QueryResult<bool>;
+    fn release_user(&mut self, _: Sealed, user: &str, reference: &str) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn keep_user(&mut self, user: &str, reference: &str, dated_back: Age) -> QueryResult<bool>;
+    fn keep_user(
+        &mut self,
+        _: Sealed,
+        user: &str,
+        reference: &str,
+        dated_back: Age,
+    ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn holds_both(&mut self, chat: &str, user: &str, reference: &str) -> QueryResult<bool>;
+    fn holds_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn holds_fresh_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool>;
+    fn holds_fresh_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        reference: &str,
+        ttl: Lease,
+    ) -> QueryResult<bool>;
 }
 
+#[allow(private_interfaces)]
 impl<C> AgentConnection for C
 where
     C: Connection,
     for<'a> ClaimChat<'a>: ExecuteDsl<C>,
+    for<'a> KeepChat<'a>: ExecuteDsl<C>,
     for<'a> ClaimUser<'a>: ExecuteDsl<C>,
     CreateUser: ExecuteDsl<C>,
-    for<'a> ChatHolder<'a>: LoadQuery<'a, C, HolderRow>,
+    for<'a> ChatHolder<'a>: LoadQuery<'a, C, (String, HolderRow)>,
     for<'a> UserHolder<'a>: LoadQuery<'a, C, HolderRow>,
     for<'a> ReleaseChat<'a>: ExecuteDsl<C>,
     for<'a> ReleaseStaleChat<'a>: ExecuteDsl<C>,
@@ -135,31 +184,46 @@ where
     for<'a> HoldsBoth<'a>: LoadQuery<'a, C, bool>,
     for<'a> HoldsFreshChat<'a>: LoadQuery<'a, C, bool>,
 {
-    fn claim_chat(&mut self, chat: &str, claim: &Claim, ttl: Lease) -> QueryResult<bool> {
+    fn claim_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+    ) -> QueryResult<bool> {
         let chats = conversations::table;
-        let claimable = chats.claimable(ttl).or(chats.held_by(claim.token()));
+        let of_user = conversations::id
+            .eq(chat)
+            .and(conversations::user_id.eq(user));
         let statement: ClaimChat<'_> =
-            diesel::update(chats.filter(conversations::id.eq(chat).and(claimable)))
-                .set(chats.taken(claim));
+            diesel::update(chats.filter(of_user.and(chats.claimable(ttl)))).set(chats.taken(claim));
+        Ok(statement.execute(self)? > 0)
+    }
+
+    fn keep_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
+        let chats = conversations::table;
+        let statement: KeepChat<'_> =
+            diesel::update(chats.filter(chat_held_by(chat, reference))).set(chats.renewed());
         Ok(statement.execute(self)? > 0)
     }
 
     fn claim_user(
         &mut self,
+        _: Sealed,
         user: &str,
         claim: &Claim,
         ttl: Lease,
         dated_back: Age,
     ) -> QueryResult<bool> {
         let users = user_settings::table;
-        let claimable = users.claimable(ttl).or(users.held_by(claim.token()));
         let statement: ClaimUser<'_> =
-            diesel::update(users.filter(user_settings::user_id.eq(user).and(claimable)))
+            diesel::update(users.filter(user_settings::user_id.eq(user).and(users.claimable(ttl))))
                 .set(users.taken_ago(claim, dated_back));
         Ok(statement.execute(self)? > 0)
     }
 
-    fn create_user(&mut self, user: &str) -> QueryResult<()> {
+    fn create_user(&mut self, _: Sealed, user: &str) -> QueryResult<()> {
         // Owned: Diesel's insert statements execute only when their values are 'static.
         let statement: CreateUser = diesel::insert_into(user_settings::table).values((
             user_settings::user_id.eq(user.to_owned()),
@@ -168,19 +232,22 @@ where
         statement.execute(self).map(drop)
     }
 
-    fn chat_holder(&mut self, chat: &str) -> QueryResult<Option<HolderRow>> {
+    fn chat_holder(&mut self, _: Sealed, chat: &str) -> QueryResult<Option<(String, HolderRow)>> {
         let query: ChatHolder<'_> = conversations::table
             .filter(conversations::id.eq(chat))
             .select((
-                conversations::busy_owner,
-                conversations::busy_turn_ref,
-                conversations::busy_since,
-                DatabaseNow::default(),
+                conversations::user_id,
+                (
+                    conversations::busy_owner,
+                    conversations::busy_turn_ref,
+                    conversations::busy_since,
+                    DatabaseNow::default(),
+                ),
             ));
         query.get_result(self).optional()
     }
 
-    fn user_holder(&mut self, user: &str) -> QueryResult<Option<HolderRow>> {
+    fn user_holder(&mut self, _: Sealed, user: &str) -> QueryResult<Option<HolderRow>> {
         let query: UserHolder<'_> = user_settings::table
             .filter(user_settings::user_id.eq(user))
             .select((
@@ -192,14 +259,20 @@ where
         query.get_result(self).optional()
     }
 
-    fn release_chat(&mut self, chat: &str, reference: &str) -> QueryResult<bool> {
+    fn release_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
         let chats = conversations::table;
         let statement: ReleaseChat<'_> =
             diesel::update(chats.filter(chat_held_by(chat, reference))).set(chats.released());
         Ok(statement.execute(self)? > 0)
     }
 
-    fn release_stale_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool> {
+    fn release_stale_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        reference: &str,
+        ttl: Lease,
+    ) -> QueryResult<bool> {
         let chats = conversations::table;
         let stale = chat_held_by(chat, reference).and(chats.outlived(ttl));
         let statement: ReleaseStaleChat<'_> =
@@ -207,21 +280,33 @@ where
         Ok(statement.execute(self)? > 0)
     }
 
-    fn release_user(&mut self, user: &str, reference: &str) -> QueryResult<bool> {
+    fn release_user(&mut self, _: Sealed, user: &str, reference: &str) -> QueryResult<bool> {
         let users = user_settings::table;
         let statement: ReleaseUser<'_> =
             diesel::update(users.filter(user_held_by(user, reference))).set(users.released());
         Ok(statement.execute(self)? > 0)
     }
 
-    fn keep_user(&mut self, user: &str, reference: &str, dated_back: Age) -> QueryResult<bool> {
+    fn keep_user(
+        &mut self,
+        _: Sealed,
+        user: &str,
+        reference: &str,
+        dated_back: Age,
+    ) -> QueryResult<bool> {
         let users = user_settings::table;
         let statement: KeepUser<'_> = diesel::update(users.filter(user_held_by(user, reference)))
             .set(users.renewed_ago(dated_back));
         Ok(statement.execute(self)? > 0)
     }
 
-    fn holds_both(&mut self, chat: &str, user: &str, reference: &str) -> QueryResult<bool> {
+    fn holds_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<bool> {
         let query: HoldsBoth<'_> = diesel::select(
             dsl::exists(conversations::table.filter(chat_held_by(chat, reference))).and(
                 dsl::exists(user_settings::table.filter(user_held_by(user, reference))),
@@ -230,7 +315,13 @@ where
         query.get_result(self)
     }
 
-    fn holds_fresh_chat(&mut self, chat: &str, reference: &str, ttl: Lease) -> QueryResult<bool> {
+    fn holds_fresh_chat(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        reference: &str,
+        ttl: Lease,
+    ) -> QueryResult<bool> {
         let fresh = chat_held_by(chat, reference).and(conversations::table.fresh(ttl));
         let query: HoldsFreshChat<'_> =
             diesel::select(dsl::exists(conversations::table.filter(fresh)));

@@ -1,7 +1,7 @@
 //! The turn and user locks: acquiring, checking, keeping and releasing them.
 use std::time::Duration;
 
-use super::connection::{AgentConnection, HolderRow};
+use super::connection::{AgentConnection, HolderRow, Sealed};
 use super::refs::{ClickRef, Holder, HolderKind, TurnRef};
 use crate::claim::checked_text;
 use crate::{Age, Claim, Error, Lease};
@@ -18,6 +18,10 @@ const ATTEMPTS: usize = 3;
 /// node that went down frees itself. Each lock is taken by one conditional `UPDATE`; both of a
 /// turn's by one transaction, chat first, then user, so turns cannot deadlock. Nothing is held
 /// between calls: no advisory lock, no open transaction, no pinned connection.
+///
+/// Call the operations outside a transaction of your own, or inside one at READ COMMITTED: under
+/// PostgreSQL's REPEATABLE READ or SERIALIZABLE a lost race is a serialization error, not a
+/// refusal, and an older snapshot would answer `held` and `fresh` from the past.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -109,9 +113,11 @@ impl AgentLocks {
     /// The conversation is tried first: another turn there is [`Error::ConversationBusy`]; a turn
     /// of the same user in another chat is [`Error::TurnInFlight`]; a click of the user is
     /// [`Error::ClickInFlight`]; each names the holder. An unknown conversation is
-    /// [`Error::UnknownConversation`]. The user's settings row is created, empty, if it is missing.
-    /// Acquiring again with the same `turn` succeeds and restarts its locks' lease, so a caller
-    /// that got [`Error::OutcomeUnknown`] may simply retry.
+    /// [`Error::UnknownConversation`], one of another user [`Error::ConversationOfAnotherUser`].
+    /// The user's settings row is created, empty, if it is missing. Acquiring again with the same
+    /// `turn` in the same conversation succeeds and restarts both locks' lease, so a caller that
+    /// got [`Error::OutcomeUnknown`] may simply retry; the same `turn` in a second conversation
+    /// is refused.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -138,13 +144,8 @@ impl AgentLocks {
         let claim = Claim::with_token(&self.node, turn.as_str())?;
         self.with_attempts(conn, user, |conn| {
             transaction(conn, |conn| {
-                if !conn.claim_chat(conversation, &claim, self.ttl)? {
-                    return Err(match conn.chat_holder(conversation)? {
-                        None => Abort::Failed(Error::UnknownConversation(conversation.to_owned())),
-                        Some(row) => self.refusal(row, Error::ConversationBusy),
-                    });
-                }
-                self.claim_user(conn, user, &claim, Age::ZERO)
+                let again = self.take_chat(conn, conversation, user, &claim)?;
+                self.take_user(conn, user, &claim, Age::ZERO, again)
             })
         })
     }
@@ -182,7 +183,7 @@ impl AgentLocks {
         let dated_back = self.dated_back(hold)?;
         let claim = Claim::with_token(&self.node, click.as_str())?;
         self.with_attempts(conn, user, |conn| {
-            self.claim_user(conn, user, &claim, dated_back)
+            self.take_user(conn, user, &claim, dated_back, true)
         })
     }
 
@@ -210,11 +211,15 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let conversation = checked_id(conversation)?;
-        Ok(conn.holds_fresh_chat(conversation, turn.as_str(), self.ttl)?)
+        Ok(conn.holds_fresh_chat(Sealed(()), conversation, turn.as_str(), self.ttl)?)
     }
 
     /// Whether `turn` holds both locks. A running turn checks it before each round; a turn whose
     /// lock was taken over stops there.
+    ///
+    /// It does not ask whether the locks are younger than the TTL: a lock older than the TTL is
+    /// still the turn's until another turn takes it over. Keep the TTL above the longest turn, or
+    /// acquire again (with the same turn) to restart the lease of a long one.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -238,7 +243,7 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
-        Ok(conn.holds_both(conversation, user, turn.as_str())?)
+        Ok(conn.holds_both(Sealed(()), conversation, user, turn.as_str())?)
     }
 
     /// Dates the user's lock of `click` as if taken now (dated back by `ttl - hold`), only while
@@ -268,7 +273,7 @@ impl AgentLocks {
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
         let dated_back = self.dated_back(hold)?;
-        Ok(conn.keep_user(user, click.as_str(), dated_back)?)
+        Ok(conn.keep_user(Sealed(()), user, click.as_str(), dated_back)?)
     }
 
     /// Releases both locks of `turn`, each only if `turn` still holds it, so a late release never
@@ -296,12 +301,11 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
-        let released = transaction(conn, |conn| {
-            let chat = conn.release_chat(conversation, turn.as_str())?;
-            let user = conn.release_user(user, turn.as_str())?;
+        transaction(conn, |conn| {
+            let chat = conn.release_chat(Sealed(()), conversation, turn.as_str())?;
+            let user = conn.release_user(Sealed(()), user, turn.as_str())?;
             Ok(chat && user)
-        });
-        finished(released)
+        })
     }
 
     /// Releases what is left of a turn lost with its node: only while the conversation's lock is
@@ -329,14 +333,14 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
-        let released = transaction(conn, |conn| {
-            let stale = conn.release_stale_chat(conversation, turn.as_str(), self.ttl)?;
+        transaction(conn, |conn| {
+            let stale =
+                conn.release_stale_chat(Sealed(()), conversation, turn.as_str(), self.ttl)?;
             if stale {
-                conn.release_user(user, turn.as_str())?;
+                conn.release_user(Sealed(()), user, turn.as_str())?;
             }
             Ok(stale)
-        });
-        finished(released)
+        })
     }
 
     /// Releases the user's lock if `click` still holds it; says whether it did.
@@ -361,27 +365,62 @@ impl AgentLocks {
         click: &ClickRef,
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
-        Ok(conn.release_user(user, click.as_str())?)
+        Ok(conn.release_user(Sealed(()), user, click.as_str())?)
     }
 
-    /// Claims the user's lock, or tells why not: its holder, or that the row must be created first.
-    fn claim_user<C: AgentConnection>(
+    /// Takes the conversation's lock for `claim`; true when `claim` held it already (a retry).
+    fn take_chat<C: AgentConnection>(
+        &self,
+        conn: &mut C,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+    ) -> Result<bool, Abort> {
+        if conn.claim_chat(Sealed(()), chat, user, claim, self.ttl)? {
+            return Ok(false);
+        }
+        let Some((owner, holder)) = conn.chat_holder(Sealed(()), chat)? else {
+            return Err(Abort::Failed(Error::UnknownConversation(chat.to_owned())));
+        };
+        if owner != user {
+            return Err(Abort::Failed(Error::ConversationOfAnotherUser {
+                conversation: chat.to_owned(),
+                user: user.to_owned(),
+            }));
+        }
+        if holder.1.as_deref() == Some(claim.token())
+            && conn.keep_chat(Sealed(()), chat, claim.token())?
+        {
+            return Ok(true);
+        }
+        Err(self.refusal(holder, Error::ConversationBusy))
+    }
+
+    /// Takes the user's lock for `claim`, dated back by `dated_back`. When `claim` holds it
+    /// already, that is a retry only if `again`: a turn's retry in its own conversation, or a
+    /// click; a turn reaching for the user from a second conversation is refused.
+    fn take_user<C: AgentConnection>(
         &self,
         conn: &mut C,
         user: &str,
         claim: &Claim,
         dated_back: Age,
+        again: bool,
     ) -> Result<(), Abort> {
-        if conn.claim_user(user, claim, self.ttl, dated_back)? {
+        if conn.claim_user(Sealed(()), user, claim, self.ttl, dated_back)? {
             return Ok(());
         }
-        match conn.user_holder(user)? {
-            None => Err(Abort::StartOver),
-            Some(row) => Err(self.refusal(row, |holder| match holder.kind {
-                HolderKind::Turn => Error::TurnInFlight(holder),
-                HolderKind::Click => Error::ClickInFlight(holder),
-            })),
+        let Some(holder) = conn.user_holder(Sealed(()), user)? else {
+            return Err(Abort::StartOver); // the user has no settings row yet
+        };
+        let ours = holder.1.as_deref() == Some(claim.token());
+        if ours && again && conn.keep_user(Sealed(()), user, claim.token(), dated_back)? {
+            return Ok(());
         }
+        Err(self.refusal(holder, |holder| match holder.kind {
+            HolderKind::Turn => Error::TurnInFlight(holder),
+            HolderKind::Click => Error::ClickInFlight(holder),
+        }))
     }
 
     /// Runs `attempt` until it succeeds or fails for good, creating the user's row when missing.
@@ -391,41 +430,44 @@ impl AgentLocks {
         user: &str,
         mut attempt: impl FnMut(&mut C) -> Result<(), Abort>,
     ) -> Result<(), Error> {
-        for _ in 0..ATTEMPTS {
+        for attempt_number in 1..=ATTEMPTS {
             match attempt(conn) {
                 Ok(()) => return Ok(()),
                 Err(Abort::Failed(error)) => return Err(error),
-                Err(Abort::StartOver) => {
-                    if conn.user_holder(user)?.is_none() {
+                Err(Abort::StartOver) if attempt_number < ATTEMPTS => {
+                    if conn.user_holder(Sealed(()), user)?.is_none() {
                         create_user(conn, user)?;
                     }
                 }
+                Err(Abort::StartOver) => {}
             }
         }
         Err(Error::Contended(format!(
-            "the lock of user {user:?} changed hands {ATTEMPTS} times while acquiring"
+            "a lock of user {user:?} was found free, outlived or missing {ATTEMPTS} times in a row"
         )))
     }
 
-    /// The refusal for a lock whose row `row` shows a holder; a lock found free starts over.
+    /// The refusal by a lock whose row shows `holder`. A lock found free or outlived (it changed
+    /// hands between the claim and this read) starts over instead.
     fn refusal(
         &self,
         (owner, reference, since, now): HolderRow,
         refused: impl FnOnce(Holder) -> Error,
     ) -> Abort {
-        let (Some(owner), Some(reference)) = (owner, reference) else {
+        let (Some(owner), Some(reference), Some(since), Some(now)) = (owner, reference, since, now)
+        else {
             return Abort::StartOver;
         };
-        let age = match (since, now) {
-            (Some(since), Some(now)) => (now - since).to_std().unwrap_or(Duration::ZERO),
-            _ => Duration::ZERO,
-        };
+        let age = (now - since).to_std().unwrap_or(Duration::ZERO);
+        if age >= self.ttl.as_duration() {
+            return Abort::StartOver;
+        }
         Abort::Failed(refused(Holder {
             kind: HolderKind::of(&reference),
             owner,
             reference,
             age,
-            frees_in: self.ttl.as_duration().saturating_sub(age),
+            frees_in: self.ttl.as_duration() - age,
         }))
     }
 
@@ -441,7 +483,7 @@ impl AgentLocks {
 /// transaction a missing row would take gap locks on MySQL/MariaDB, which deadlock two creators.
 /// A concurrent creator's row is as good as ours.
 fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error> {
-    match conn.transaction(|conn| conn.create_user(user)) {
+    match conn.transaction(|conn| conn.create_user(Sealed(()), user)) {
         Err(diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             _,
@@ -451,31 +493,47 @@ fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error
     }
 }
 
+/// An error type that can say a COMMIT failed with its outcome unknown.
+trait CommitFailure: From<diesel::result::Error> {
+    fn outcome_unknown(self) -> Self;
+}
+
+impl CommitFailure for Error {
+    fn outcome_unknown(self) -> Self {
+        match self {
+            Error::Database(error) => Error::OutcomeUnknown(error),
+            other => other,
+        }
+    }
+}
+
+impl CommitFailure for Abort {
+    fn outcome_unknown(self) -> Self {
+        match self {
+            Abort::Failed(error) => Abort::Failed(error.outcome_unknown()),
+            other => other,
+        }
+    }
+}
+
 /// Runs `body` in a transaction. An error after the body succeeded is the COMMIT's, whose
 /// outcome is unknown: it becomes [`Error::OutcomeUnknown`].
-fn transaction<C: AgentConnection, T>(
+fn transaction<C: AgentConnection, T, E: CommitFailure>(
     conn: &mut C,
-    body: impl FnOnce(&mut C) -> Result<T, Abort>,
-) -> Result<T, Abort> {
+    body: impl FnOnce(&mut C) -> Result<T, E>,
+) -> Result<T, E> {
     let mut body_succeeded = false;
     conn.transaction(|conn| {
         let value = body(conn)?;
         body_succeeded = true;
         Ok(value)
     })
-    .map_err(|abort| match abort {
-        Abort::Failed(Error::Database(error)) if body_succeeded => {
-            Abort::Failed(Error::OutcomeUnknown(error))
+    .map_err(|error: E| {
+        if body_succeeded {
+            error.outcome_unknown()
+        } else {
+            error
         }
-        other => other,
-    })
-}
-
-/// The result of a transaction that never starts over.
-fn finished<T>(result: Result<T, Abort>) -> Result<T, Error> {
-    result.map_err(|abort| match abort {
-        Abort::Failed(error) => error,
-        Abort::StartOver => Error::Contended("a release cannot start over".to_owned()),
     })
 }
 

@@ -33,20 +33,20 @@ pub struct Job {
 }
 
 /// The DDL of `lease_jobs` on each backend; the CHECK lets a test make the caller's part fail.
-pub const POSTGRES_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+pub const POSTGRES_DDL: &str = "CREATE TABLE lease_jobs (
     id VARCHAR(64) PRIMARY KEY,
     status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker VARCHAR(255),
     lease_token VARCHAR(255),
     leased_at TIMESTAMPTZ)";
-pub const MYSQL_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+pub const MYSQL_DDL: &str = "CREATE TABLE lease_jobs (
     id VARCHAR(64) PRIMARY KEY,
     status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker VARCHAR(255),
-    lease_token VARCHAR(255),
+    lease_token VARCHAR(255) COLLATE utf8mb4_bin,
     leased_at DATETIME(6),
     INDEX lease_jobs_token (lease_token))";
-pub const SQLITE_DDL: &str = "CREATE TABLE IF NOT EXISTS lease_jobs (
+pub const SQLITE_DDL: &str = "CREATE TABLE lease_jobs (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker TEXT,

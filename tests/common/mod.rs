@@ -28,7 +28,7 @@ macro_rules! server_backend {
         /// The shared pool, with the schema in place; `None` when the server is not configured.
         pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
             static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
-            POOL.get_or_init(|| Some(super::shared_pool(url()?, None, &[$jobs_ddl, native::DDL])))
+            POOL.get_or_init(|| Some(super::shared_pool(url()?, None, [$jobs_ddl, native::DDL])))
                 .clone()
         }
 
@@ -120,13 +120,13 @@ pub fn unique_id(prefix: &str) -> String {
 
 type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
 
-/// A pool of `size` connections to `url`, all opened now.
+/// A pool of at most `size` connections to `url`.
 pub fn build_pool<C: R2D2Connection + 'static>(
     url: &str,
     size: u32,
     customizer: Customizer<C>,
 ) -> Pool<ConnectionManager<C>> {
-    let builder = Pool::builder().max_size(size).min_idle(Some(0));
+    let builder = Pool::builder().max_size(size).min_idle(Some(0)); // opened as needed
     let builder = match customizer {
         Some(customizer) => builder.connection_customizer(customizer),
         None => builder,
@@ -136,23 +136,28 @@ pub fn build_pool<C: R2D2Connection + 'static>(
         .expect("a connection pool")
 }
 
-/// The pool the tests of one backend share, with `tables` and the agent tables in place.
+/// The pool the tests of one backend share, with the jobs tables (`tables`: the DDL of
+/// `lease_jobs` and `native_jobs`) made anew and the agent tables migrated.
 pub fn shared_pool<C>(
     url: &str,
     customizer: Customizer<C>,
-    tables: &[&str],
+    tables: [&str; 2],
 ) -> Pool<ConnectionManager<C>>
 where
     C: R2D2Connection + MigrationHarness<C::Backend> + 'static,
     C::Backend: diesel_lease::agent::AgentMigrations,
-    for<'q> diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
+    diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
 {
     let pool = build_pool(url, 8, customizer);
     let conn = &mut *pool.get().expect("a connection");
-    for table in tables {
-        diesel::sql_query(*table)
+    // Made anew by each run, so that a run always tests the DDL it shows.
+    for (table, ddl) in ["lease_jobs", "native_jobs"].into_iter().zip(tables) {
+        diesel::sql_query(format!("DROP TABLE IF EXISTS {table}"))
             .execute(conn)
-            .expect("a test table");
+            .expect("drop a test table");
+        diesel::sql_query(ddl)
+            .execute(conn)
+            .expect("create a test table");
     }
     diesel_lease::agent::run_migrations(conn).expect("the agent tables");
     pool

@@ -9,6 +9,6 @@ server_backend!(
 
 native_jobs!(
     Datetime,
-    "CREATE TABLE IF NOT EXISTS native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
-     claim_token VARCHAR(255), claimed_at DATETIME(6))"
+    "CREATE TABLE native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
+     claim_token VARCHAR(255) COLLATE utf8mb4_bin, claimed_at DATETIME(6))"
 );

@@ -9,6 +9,6 @@ server_backend!(
 
 native_jobs!(
     Timestamptz,
-    "CREATE TABLE IF NOT EXISTS native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
+    "CREATE TABLE native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
      claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)"
 );

@@ -40,7 +40,7 @@ pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
             super::shared_pool(
                 path(),
                 Some(Box::new(Pragmas)),
-                &[super::jobs::SQLITE_DDL, native::DDL],
+                [super::jobs::SQLITE_DDL, native::DDL],
             )
         })
         .clone(),
@@ -68,5 +68,5 @@ pub fn connect_in_far_time_zone() -> Conn {
 
 native_jobs!(
     Timestamp,
-    "CREATE TABLE IF NOT EXISTS native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)"
+    "CREATE TABLE native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)"
 );

@@ -223,6 +223,8 @@ fn a_turn_reference_is_never_a_clicks() {
     let Some(mut conn) = connection() else { return };
     let click = ClickRef::new();
     assert!(matches!(TurnRef::new(click.as_str()), Err(Error::InvalidToken(_))), "acquire cannot be given a click's ref");
+    let shouted = TurnRef::new(&click.as_str().to_uppercase()).unwrap();
+    assert_eq!(HolderKind::of(shouted.as_str()), HolderKind::Turn, "CLICK: is no click");
     assert!(matches!(ClickRef::parse("turn-1"), Err(Error::InvalidToken(_))));
     assert_eq!(HolderKind::of(click.as_str()), HolderKind::Click);
     assert_eq!(HolderKind::of(turn().as_str()), HolderKind::Turn);
@@ -247,15 +249,45 @@ fn fresh_is_the_turns_own_young_lock() {
 }
 
 #[test]
+fn a_conversation_of_another_user_is_its_own_error_and_writes_nothing() {
+    let Some(mut conn) = connection() else { return };
+    let (ana, bob) = (new_user(), new_user());
+    let anas_chat = new_chat(&mut conn, &ana);
+
+    let result = locks("node-a").acquire(&mut *conn, &anas_chat, &bob, &turn());
+
+    assert!(matches!(&result, Err(Error::ConversationOfAnotherUser { conversation, user }) if *conversation == anas_chat && *user == bob), "{result:?}");
+    assert_eq!(chat_lock(&mut conn, &anas_chat), (None, None));
+    assert_eq!(user_lock(&mut conn, &bob), None);
+}
+
+#[test]
+fn a_turn_cannot_hold_the_user_from_a_second_conversation() {
+    let Some(mut conn) = connection() else { return };
+    let (node, user, mine) = (locks("node-a"), new_user(), turn());
+    let (chat, other_chat) = (new_chat(&mut conn, &user), new_chat(&mut conn, &user));
+    node.acquire(&mut *conn, &chat, &user, &mine).unwrap();
+
+    let (refusal, holder) = refused_by(node.acquire(&mut *conn, &other_chat, &user, &mine));
+
+    assert_eq!((refusal, holder.reference.as_str()), ("TurnInFlight", mine.as_str()));
+    assert_eq!(chat_lock(&mut conn, &other_chat), (None, None));
+}
+
+#[test]
 fn acquiring_again_with_the_same_turn_succeeds_so_a_retry_is_safe() {
     let Some(mut conn) = connection() else { return };
     let (node, user, mine) = (locks("node-a"), new_user(), turn());
     let chat = new_chat(&mut conn, &user);
     node.acquire(&mut *conn, &chat, &user, &mine).unwrap();
+    age_chat(&mut conn, &chat, TTL / 2);
+    age_user(&mut conn, &user, TTL / 2);
 
     node.acquire(&mut *conn, &chat, &user, &mine).unwrap();
 
     assert!(node.held(&mut *conn, &chat, &user, &mine).unwrap());
+    let (_, holder) = refused_by(locks("node-b").acquire(&mut *conn, &chat, &user, &turn()));
+    assert!(holder.age < TTL / 4, "the retry restarted the lease: {holder}");
 }
 
 #[test]
@@ -490,4 +522,55 @@ fn sixteen_callers_of_release_stale_on_one_lost_turn_release_it_once() {
     assert_eq!(released, 1, "{results:?}");
     assert!(results.iter().all(Result::is_ok), "{results:?}");
     assert_eq!(user_lock(&mut pool.get().unwrap(), &user), Some((None, None)));
+}
+
+#[test]
+fn ten_thousand_turns_hold_their_locks_at_once_through_a_pool_of_four() {
+    const TURNS: usize = 10_000;
+    const POOL_SIZE: u32 = 4;
+    let Some(shared) = backend::pool() else { return };
+    let batch = unique_id("many");
+    let ids: Vec<(String, String)> = (0..TURNS).map(|n| (format!("{batch}-chat-{n}"), format!("{batch}-user-{n}"))).collect();
+    {
+        let mut conn = shared.get().unwrap();
+        for chunk in ids.chunks(1000) {
+            let chats: Vec<_> = chunk
+                .iter()
+                .map(|(chat, user)| (conversations::id.eq(chat), conversations::user_id.eq(user)))
+                .collect();
+            diesel::insert_into(conversations::table).values(&chats).execute(&mut *conn).unwrap();
+            let users: Vec<_> = chunk.iter().map(|(_, user)| user_settings::user_id.eq(user)).collect();
+            diesel::insert_into(user_settings::table).values(&users).execute(&mut *conn).unwrap();
+        }
+    }
+    let pool = backend::pool_of(POOL_SIZE);
+    let turns: Vec<TurnRef> = (0..TURNS).map(|n| TurnRef::new(&format!("{batch}-turn-{n}")).unwrap()).collect();
+
+    std::thread::scope(|scope| {
+        for worker in 0..POOL_SIZE as usize {
+            let (pool, ids, turns) = (&pool, &ids, &turns);
+            scope.spawn(move || {
+                let node = locks(&format!("node-{worker}"));
+                for n in (worker..TURNS).step_by(POOL_SIZE as usize) {
+                    let mut conn = pool.get().unwrap();
+                    node.acquire(&mut *conn, &ids[n].0, &ids[n].1, &turns[n]).unwrap();
+                }
+            });
+        }
+    });
+
+    let state = pool.state();
+    assert!(state.connections <= POOL_SIZE);
+    assert_eq!(state.idle_connections, state.connections, "no connection is pinned by a held lock");
+    let mut conn = shared.get().unwrap();
+    let held: i64 = conversations::table
+        .filter(conversations::id.like(format!("{batch}-%")))
+        .filter(conversations::busy_turn_ref.like(format!("{batch}-turn-%")))
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(held, TURNS as i64, "every turn holds its chat at once");
+    for n in (0..TURNS).step_by(97) {
+        assert!(locks("any").held(&mut *conn, &ids[n].0, &ids[n].1, &turns[n]).unwrap());
+    }
 }

@@ -334,6 +334,8 @@ fn invalid_input_is_a_clear_error_and_writes_nothing() {
     assert!(matches!(Claim::new(&"n".repeat(256)), Err(Error::InvalidOwner(_))));
     assert!(matches!(Claim::new("node\0"), Err(Error::InvalidOwner(_))));
     assert!(matches!(Claim::with_token("node", ""), Err(Error::InvalidToken(_))));
+    assert!(matches!(Claim::with_token("node", "t1 "), Err(Error::InvalidToken(_))), "MySQL would pad it");
+    assert!(matches!(Claim::new(" node"), Err(Error::InvalidOwner(_))));
     assert!(matches!(Claim::with_token("node", &"t".repeat(256)), Err(Error::InvalidToken(_))));
     assert!(Claim::with_token(&"n".repeat(255), &"é".repeat(255)).is_ok(), "255 characters fit");
 
@@ -380,4 +382,18 @@ fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
         .execute(&mut *conn)
         .unwrap();
     assert_eq!(released, 1);
+}
+
+#[test]
+fn a_token_that_differs_only_in_case_holds_nothing() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let holder = Claim::with_token("worker-1", &unique_id("Turn")).unwrap();
+    claim(&mut conn, &id, &holder, minute()).expect("claim");
+    let shouting = Claim::with_token("worker-2", &holder.token().to_uppercase()).unwrap();
+    let whispering = Claim::with_token("worker-3", &holder.token().to_lowercase()).unwrap();
+
+    assert!(!renew(&mut conn, &id, &shouting), "tokens compare exactly, on MySQL too");
+    assert!(!finish(&mut conn, &id, &whispering));
+    assert_eq!(job(&mut conn, &id).lease_token.as_deref(), Some(holder.token()));
 }
