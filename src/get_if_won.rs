@@ -27,7 +27,7 @@ use crate::{Claim, ClaimLease, Error};
 /// # let conn = &mut jobs_connection()?;
 /// let lease = Lease::from_secs(30)?;
 /// let claim = Claim::new("worker-1")?;
-/// let job: Option<Job> = diesel::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
+/// let job: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
 ///     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
 ///     .get_if_won(&claim, conn)?;
 /// assert_eq!(job.and_then(|job| job.owner).as_deref(), Some("worker-1"));
@@ -44,7 +44,34 @@ pub trait GetIfWonDsl: Sized {
         C::Backend: ReportsWinner<'q, Self, C, R>;
 }
 
-impl<T: ClaimLease, U, V> GetIfWonDsl for UpdateStatement<T, U, V> {
+/// A statement that claims rows of a [`ClaimLease`] table: `diesel::update(..).set(..)` or
+/// [`diesel_lease::update(..).set(..)`](crate::update).
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn claims_jobs<S: diesel_lease::ClaimingStatement<Table = jobs::table>>(_: S) {}
+/// # use diesel::prelude::*;
+/// # fn main() {
+/// claims_jobs(diesel::update(jobs::table).set(jobs::status.eq("running")));
+/// claims_jobs(diesel_lease::update(jobs::table).set(jobs::status.eq("running")));
+/// # }
+/// ```
+pub trait ClaimingStatement {
+    /// The table whose rows it claims.
+    type Table: ClaimLease;
+}
+
+impl<T: ClaimLease, U, V> ClaimingStatement for UpdateStatement<T, U, V> {
+    type Table = T;
+}
+
+impl<T: ClaimLease, W, Changes: diesel::query_builder::AsChangeset> ClaimingStatement
+    for crate::Update<T, W, Changes>
+{
+    type Table = T;
+}
+
+impl<S: ClaimingStatement> GetIfWonDsl for S {
     fn get_if_won<'q, C, R>(self, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error>
     where
         C: Connection,
@@ -85,22 +112,21 @@ where
 /// The winner of a statement that returns only its matched-row count: the row read back by the
 /// token, in the same transaction, so that the row read is the row this statement claimed.
 #[cfg(feature = "mysql")]
-pub(crate) fn matched_row<T, S, C, R>(
+pub(crate) fn matched_row<S, C, R>(
     statement: S,
     claim: &Claim,
     conn: &mut C,
 ) -> Result<Option<R>, Error>
 where
-    T: ClaimLease,
+    S: ClaimingStatement + diesel::query_dsl::methods::ExecuteDsl<C>,
     C: Connection,
-    S: diesel::query_dsl::methods::ExecuteDsl<C>,
-    for<'a> T::RowsHeldBy<'a>: LoadQuery<'a, C, R>,
+    for<'a> <S::Table as ClaimLease>::RowsHeldBy<'a>: LoadQuery<'a, C, R>,
 {
     conn.transaction(|conn| {
         if S::execute(statement, conn)? == 0 {
             return Ok(None);
         }
-        let held = T::default().rows_held_by(claim.token());
+        let held = S::Table::default().rows_held_by(claim.token());
         Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
     })
 }

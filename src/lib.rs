@@ -12,6 +12,8 @@
 //! * Renewals and releases are guarded by the claim's token ([`ClaimLease::held_by`]), so a holder
 //!   whose lease was taken over can change nothing.
 //! * Nothing is held between calls: no advisory lock, no open transaction, no pinned connection.
+//! * [`update`] is `diesel::update` prepared once per connection, for statements whose SQL their
+//!   type fixes (every lease changeset and predicate); `diesel::update` works as well.
 //!
 //! ```
 //! # include!("doctest_setup.rs");
@@ -24,20 +26,20 @@
 //! let claim = Claim::new("worker-1")?;
 //!
 //! // Claim job 1 and mark it running, in one statement; get the row back only if this claim won.
-//! let job: Option<Job> = diesel::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
+//! let job: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
 //!     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
 //!     .get_if_won(&claim, conn)?;
 //! assert_eq!(job.map(|job| job.status), Some("running".to_owned()));
 //!
 //! // A second worker loses while the lease is fresh.
 //! let rival = Claim::new("worker-2")?;
-//! let lost: Option<Job> = diesel::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
+//! let lost: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
 //!     .set(jobs::table.taken(&rival))
 //!     .get_if_won(&rival, conn)?;
 //! assert!(lost.is_none());
 //!
 //! // Only the holder can finish the job; the guard is its token.
-//! let finished = diesel::update(jobs::table.find(1).filter(jobs::table.held_by(claim.token())))
+//! let finished = diesel_lease::update(jobs::table.find(1).filter(jobs::table.held_by(claim.token())))
 //!     .set((jobs::table.released(), jobs::status.eq("done")))
 //!     .execute(conn)?;
 //! assert_eq!(finished, 1);
@@ -56,6 +58,7 @@ mod error;
 mod get_if_won;
 mod lease;
 pub mod sql_types;
+mod update;
 
 #[cfg(feature = "mysql")]
 pub mod mysql;
@@ -71,8 +74,11 @@ pub use claim_lease::{
 };
 pub use clock::{Ago, DatabaseClock, Now, Null, TimestampOn};
 pub use error::Error;
-pub use get_if_won::{GetIfWonDsl, ReportsWinner};
+pub use get_if_won::{ClaimingStatement, GetIfWonDsl, ReportsWinner};
 pub use lease::{Age, Lease};
+pub use update::{
+    update, IncompleteUpdate, NoReturning, ReturningAll, SupportsReturning, Update, UpdateOf,
+};
 
 #[doc(hidden)]
 pub use diesel as __diesel;

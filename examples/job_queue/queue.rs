@@ -87,7 +87,7 @@ fn work(
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(10 + (job.id as u64 * 7) % 25)); // the work
-        let completed = diesel::update(example_jobs::table.find(job.id).filter(example_jobs::table.held_by(claim.token())))
+        let completed = diesel_lease::update(example_jobs::table.find(job.id).filter(example_jobs::table.held_by(claim.token())))
             .set((example_jobs::table.released(), example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
             .execute(conn)?;
         if completed == 1 {
@@ -114,7 +114,7 @@ fn claim_next(conn: &mut Conn, name: &str, lease: Lease) -> Result<Option<(Job, 
     for id in candidates {
         let claim = Claim::new(name)?;
         // The read above only proposes; this statement decides, with the same condition.
-        let won: Option<Job> = diesel::update(example_jobs::table.find(id).filter(claimable))
+        let won: Option<Job> = diesel_lease::update(example_jobs::table.find(id).filter(claimable))
             .set((
                 example_jobs::table.taken(&claim),
                 example_jobs::status.eq("running"),

@@ -12,7 +12,7 @@ use crate::claim_lease::{
     Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
 };
 use crate::sql_types::UtcTimestamp;
-use crate::{Age, Claim, ClaimLease, Lease, Now};
+use crate::{Age, Claim, ClaimLease, Lease, Now, UpdateOf};
 
 type Chats = conversations::table;
 type Users = user_settings::table;
@@ -24,10 +24,10 @@ type UserHeldBy<'a> = dsl::And<UserById<'a>, HeldBy<'a, Users>>;
 type DatabaseNow = Now<Nullable<UtcTimestamp>>;
 
 pub(crate) type ClaimChat<'a> =
-    dsl::Update<dsl::Filter<Chats, dsl::And<ChatOfUser<'a>, Claimable<Chats>>>, Taken<'a, Chats>>;
-pub(crate) type KeepChat<'a> = dsl::Update<dsl::Filter<Chats, ChatHeldBy<'a>>, Renewed<Chats>>;
+    UpdateOf<dsl::Filter<Chats, dsl::And<ChatOfUser<'a>, Claimable<Chats>>>, Taken<'a, Chats>>;
+pub(crate) type KeepChat<'a> = UpdateOf<dsl::Filter<Chats, ChatHeldBy<'a>>, Renewed<Chats>>;
 pub(crate) type ClaimUser<'a> =
-    dsl::Update<dsl::Filter<Users, dsl::And<UserById<'a>, Claimable<Users>>>, TakenAgo<'a, Users>>;
+    UpdateOf<dsl::Filter<Users, dsl::And<UserById<'a>, Claimable<Users>>>, TakenAgo<'a, Users>>;
 pub(crate) type CreateUser = dsl::Values<
     dsl::insert_into<Users>,
     (
@@ -56,11 +56,11 @@ pub(crate) type UserHolder<'a> = dsl::Select<
         DatabaseNow,
     ),
 >;
-pub(crate) type ReleaseChat<'a> = dsl::Update<dsl::Filter<Chats, ChatHeldBy<'a>>, Released<Chats>>;
+pub(crate) type ReleaseChat<'a> = UpdateOf<dsl::Filter<Chats, ChatHeldBy<'a>>, Released<Chats>>;
 pub(crate) type ReleaseStaleChat<'a> =
-    dsl::Update<dsl::Filter<Chats, dsl::And<ChatHeldBy<'a>, Outlived<Chats>>>, Released<Chats>>;
-pub(crate) type ReleaseUser<'a> = dsl::Update<dsl::Filter<Users, UserHeldBy<'a>>, Released<Users>>;
-pub(crate) type KeepUser<'a> = dsl::Update<dsl::Filter<Users, UserHeldBy<'a>>, RenewedAgo<Users>>;
+    UpdateOf<dsl::Filter<Chats, dsl::And<ChatHeldBy<'a>, Outlived<Chats>>>, Released<Chats>>;
+pub(crate) type ReleaseUser<'a> = UpdateOf<dsl::Filter<Users, UserHeldBy<'a>>, Released<Users>>;
+pub(crate) type KeepUser<'a> = UpdateOf<dsl::Filter<Users, UserHeldBy<'a>>, RenewedAgo<Users>>;
 pub(crate) type HoldsBoth<'a> = dsl::select<
     dsl::And<
         dsl::exists<dsl::Filter<Chats, ChatHeldBy<'a>>>,
@@ -197,14 +197,14 @@ where
             .eq(chat)
             .and(conversations::user_id.eq(user));
         let statement: ClaimChat<'_> =
-            diesel::update(chats.filter(of_user.and(chats.claimable(ttl)))).set(chats.taken(claim));
+            crate::update(chats.filter(of_user.and(chats.claimable(ttl)))).set(chats.taken(claim));
         Ok(statement.execute(self)? > 0)
     }
 
     fn keep_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
         let chats = conversations::table;
         let statement: KeepChat<'_> =
-            diesel::update(chats.filter(chat_held_by(chat, reference))).set(chats.renewed());
+            crate::update(chats.filter(chat_held_by(chat, reference))).set(chats.renewed());
         Ok(statement.execute(self)? > 0)
     }
 
@@ -218,7 +218,7 @@ where
     ) -> QueryResult<bool> {
         let users = user_settings::table;
         let statement: ClaimUser<'_> =
-            diesel::update(users.filter(user_settings::user_id.eq(user).and(users.claimable(ttl))))
+            crate::update(users.filter(user_settings::user_id.eq(user).and(users.claimable(ttl))))
                 .set(users.taken_ago(claim, dated_back));
         Ok(statement.execute(self)? > 0)
     }
@@ -262,7 +262,7 @@ where
     fn release_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
         let chats = conversations::table;
         let statement: ReleaseChat<'_> =
-            diesel::update(chats.filter(chat_held_by(chat, reference))).set(chats.released());
+            crate::update(chats.filter(chat_held_by(chat, reference))).set(chats.released());
         Ok(statement.execute(self)? > 0)
     }
 
@@ -276,14 +276,14 @@ where
         let chats = conversations::table;
         let stale = chat_held_by(chat, reference).and(chats.outlived(ttl));
         let statement: ReleaseStaleChat<'_> =
-            diesel::update(chats.filter(stale)).set(chats.released());
+            crate::update(chats.filter(stale)).set(chats.released());
         Ok(statement.execute(self)? > 0)
     }
 
     fn release_user(&mut self, _: Sealed, user: &str, reference: &str) -> QueryResult<bool> {
         let users = user_settings::table;
         let statement: ReleaseUser<'_> =
-            diesel::update(users.filter(user_held_by(user, reference))).set(users.released());
+            crate::update(users.filter(user_held_by(user, reference))).set(users.released());
         Ok(statement.execute(self)? > 0)
     }
 
@@ -295,7 +295,7 @@ where
         dated_back: Age,
     ) -> QueryResult<bool> {
         let users = user_settings::table;
-        let statement: KeepUser<'_> = diesel::update(users.filter(user_held_by(user, reference)))
+        let statement: KeepUser<'_> = crate::update(users.filter(user_held_by(user, reference)))
             .set(users.renewed_ago(dated_back));
         Ok(statement.execute(self)? > 0)
     }

@@ -16,13 +16,15 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::deserialize::{self, FromSql};
 use diesel::mysql::{Mysql, MysqlType, MysqlValue};
-use diesel::query_builder::{AstPass, UpdateStatement};
+use diesel::query_builder::AstPass;
 use diesel::sql_types::{BigInt, Datetime, HasSqlType};
 use diesel::QueryResult;
 
 use crate::get_if_won::matched_row;
 use crate::sql_types::UtcTimestamp;
-use crate::{Claim, ClaimLease, DatabaseClock, Error, ReportsWinner, TimestampOn};
+use crate::{
+    Claim, ClaimLease, ClaimingStatement, DatabaseClock, Error, ReportsWinner, TimestampOn,
+};
 
 impl DatabaseClock for Mysql {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -53,19 +55,14 @@ impl FromSql<UtcTimestamp, Mysql> for DateTime<Utc> {
     }
 }
 
-impl<'q, T, U, V, C, R> ReportsWinner<'q, UpdateStatement<T, U, V>, C, R> for Mysql
+impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Mysql
 where
-    T: ClaimLease,
+    S: ClaimingStatement + diesel::query_dsl::methods::ExecuteDsl<C>,
     C: diesel::Connection<Backend = Mysql>,
-    UpdateStatement<T, U, V>: diesel::query_dsl::methods::ExecuteDsl<C>,
-    for<'a> T::RowsHeldBy<'a>: diesel::query_dsl::LoadQuery<'a, C, R>,
+    for<'a> <S::Table as ClaimLease>::RowsHeldBy<'a>: diesel::query_dsl::LoadQuery<'a, C, R>,
 {
-    fn report_winner(
-        statement: UpdateStatement<T, U, V>,
-        claim: &Claim,
-        conn: &mut C,
-    ) -> Result<Option<R>, Error> {
-        matched_row::<T, _, _, _>(statement, claim, conn)
+    fn report_winner(statement: S, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error> {
+        matched_row(statement, claim, conn)
     }
 }
 

@@ -50,6 +50,8 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
     }
 }
 
+impl crate::SupportsReturning for Pg {}
+
 impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Pg
 where
     C: diesel::Connection<Backend = Pg>,

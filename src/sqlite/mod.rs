@@ -49,6 +49,8 @@ impl FromSql<UtcTimestamp, Sqlite> for DateTime<Utc> {
     }
 }
 
+impl crate::SupportsReturning for Sqlite {}
+
 impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Sqlite
 where
     C: diesel::Connection<Backend = Sqlite>,

@@ -32,7 +32,7 @@ fn job(conn: &mut backend::Conn, id: &str) -> Job {
 
 /// Claim job `id` if it is claimable under `lease`, moving it to running in the same statement.
 fn claim(conn: &mut backend::Conn, id: &str, claim: &Claim, lease: Lease) -> Option<Job> {
-    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(lease)))
+    diesel_lease::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(lease)))
         .set((lease_jobs::table.taken(claim), lease_jobs::status.eq("running")))
         .get_if_won(claim, conn)
         .expect("claim statement")
@@ -81,6 +81,19 @@ fn a_claim_wins_and_returns_the_row_it_changed() {
     assert_eq!(won.lease_token.as_deref(), Some(worker.token()));
     assert!(won.leased_at.is_some());
     assert_eq!(job(&mut conn, &id), won, "the returned row is the stored row");
+
+    // The same through diesel::update, which Diesel prepares at every execution.
+    let other = queued_job(&mut conn);
+    let won: Option<Job> = diesel::update(lease_jobs::table.find(&other).filter(lease_jobs::table.claimable(minute())))
+        .set((lease_jobs::table.taken(&worker), lease_jobs::status.eq("running")))
+        .get_if_won(&worker, &mut *conn)
+        .unwrap();
+    assert_eq!(won.map(|job| (job.id, job.status)), Some((other.clone(), "running".to_owned())));
+    let lost: Option<Job> = diesel::update(lease_jobs::table.find(&other).filter(lease_jobs::table.claimable(minute())))
+        .set(lease_jobs::table.taken(&Claim::new("worker-2").unwrap()))
+        .get_if_won(&worker, &mut *conn)
+        .unwrap();
+    assert_eq!(lost, None);
 }
 
 #[test]

@@ -26,3 +26,38 @@ fn a_claim_late_in_a_transaction_carries_the_time_it_was_taken() {
         "claimed_at is the statement's time, not the transaction's start (now()): {late}"
     );
 }
+
+#[derive(QueryableByName)]
+struct Prepared {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    updates: i64,
+}
+
+fn prepared_updates(conn: &mut backend::Conn) -> i64 {
+    diesel::sql_query("SELECT count(*) AS updates FROM pg_prepared_statements WHERE statement LIKE 'UPDATE%'")
+        .get_result::<Prepared>(conn)
+        .unwrap()
+        .updates
+}
+
+#[test]
+fn a_lease_update_is_prepared_once_per_connection() {
+    let Some(mut shared) = connection() else { return };
+    let mut conn = backend::connect();
+    let ids: Vec<String> = (0..5).map(|_| queued_job(&mut shared)).collect();
+
+    for id in &ids {
+        let claim = Claim::new("worker").unwrap();
+        let won: Option<Job> = diesel_lease::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(minute())))
+            .set((lease_jobs::table.taken(&claim), lease_jobs::status.eq("running")))
+            .get_if_won(&claim, &mut conn)
+            .unwrap();
+        assert!(won.is_some());
+    }
+    assert_eq!(prepared_updates(&mut conn), 1, "five claims, one prepared statement");
+
+    for id in &ids {
+        diesel::update(lease_jobs::table.find(id)).set(lease_jobs::table.released()).execute(&mut conn).unwrap();
+    }
+    assert_eq!(prepared_updates(&mut conn), 1, "diesel::update prepares anew each time, keeping nothing");
+}
