@@ -12,8 +12,8 @@ use crate::{Claim, ClaimLease, Error};
 /// [`ClaimLease::claimable`]) and its changeset holds [`ClaimLease::taken`] beside the caller's own
 /// assignments, so the claim and the status change are one statement. The answer comes from that
 /// statement: `RETURNING` on PostgreSQL and SQLite; on MySQL/MariaDB, which have no `RETURNING`,
-/// its matched-row count, then a read of the row by the claim's token in the same transaction
-/// (index the token column there). The same code runs on every backend.
+/// its matched-row count, then a read of the row by the claim's token (index the token column
+/// there). The same code runs on every backend.
 ///
 /// The filter should pick one row, e.g. by primary key: a filter that matches several claims them
 /// all, and only the first is given back.
@@ -110,7 +110,10 @@ where
 }
 
 /// The winner of a statement that returns only its matched-row count: the row read back by the
-/// token, in the same transaction, so that the row read is the row this statement claimed.
+/// token right after. No transaction around the two: inside one, InnoDB would keep the row lock
+/// of every refused claim until the COMMIT, queueing contenders. Should the lease run out and
+/// another claim take the row in between, the read finds nothing and the claim reports `None`:
+/// it has lost the row, and the token guards every later write of the loser.
 #[cfg(feature = "mysql")]
 pub(crate) fn matched_row<S, C, R>(
     statement: S,
@@ -122,11 +125,9 @@ where
     C: Connection,
     for<'a> <S::Table as ClaimLease>::RowsHeldBy<'a>: LoadQuery<'a, C, R>,
 {
-    conn.transaction(|conn| {
-        if S::execute(statement, conn)? == 0 {
-            return Ok(None);
-        }
-        let held = S::Table::default().rows_held_by(claim.token());
-        Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
-    })
+    if S::execute(statement, conn)? == 0 {
+        return Ok(None);
+    }
+    let held = S::Table::default().rows_held_by(claim.token());
+    Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
 }

@@ -3,8 +3,7 @@
 //! `NOW()` and `CURRENT_TIMESTAMP` follow the session's `time_zone` and `TIMESTAMP` columns are
 //! shifted by it; `UTC_TIMESTAMP(6)` into `DATETIME(6)` is the same whatever a session sets.
 //! MySQL has no `RETURNING`: a claim's matched-row count (Diesel always asks for matched, not
-//! changed, rows) says whether it won, then the row is read by the claim's token, in one
-//! transaction.
+//! changed, rows) says whether it won, then the row is read by the claim's token.
 //!
 //! Give the token column a binary collation (`VARCHAR(255) COLLATE utf8mb4_bin`): the default
 //! collations compare text ignoring case, so `T1` would hold a row claimed by `t1`.
