@@ -1,0 +1,379 @@
+//! Measurement 7: callgrind over the SQLite claim cycle, run on this very binary.
+use std::fmt::Write as _;
+use std::process::Command;
+
+use diesel_lease::{Claim, Lease};
+
+use crate::report::{Better, Results, Row};
+use crate::suite::{self, OWNER};
+use crate::{Options, Res};
+
+/// The variants profiled, by the name the child process gets: what each cycle runs.
+pub const VARIANTS: [(&str, &str); 4] = [
+    ("lib", "library"),
+    ("hand", "sql_query"),
+    ("lib-diesel", "library via diesel::update"),
+    ("hand-cached", "hand, prepared once"),
+];
+
+/// How many of the costliest functions the report lists.
+const TOP: usize = 14;
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub cycles: usize,
+    /// Instructions (Ir) per claim cycle of each variant.
+    pub per_cycle: Vec<(&'static str, f64)>,
+    /// The library cycle's costliest functions, inclusive: (function, Ir per cycle, share).
+    pub top: Vec<(String, f64, f64)>,
+    /// Cost centres: (what, Ir per cycle of the library, of the library via diesel::update).
+    pub centres: Vec<(&'static str, f64, f64)>,
+    pub valgrind: String,
+}
+
+impl Profile {
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        let _ = writeln!(
+            md,
+            "{} ({} cycles per variant, SQLite WAL file, instructions counted only inside the cycle loop).\n",
+            self.valgrind, self.cycles
+        );
+        md.push_str("| Variant | Instructions per cycle | ÷ library |\n|---|---:|---:|\n");
+        let library = self.per_cycle.first().map_or(f64::NAN, |(_, ir)| *ir);
+        for (name, ir) in &self.per_cycle {
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {:.3}x |",
+                crate::report::number(*ir, ""),
+                ir / library
+            );
+        }
+        let via_diesel = self.per_cycle.get(2).map_or(f64::NAN, |(_, ir)| *ir);
+        md.push_str("\nWhere the claim cycle spends its instructions: the inclusive cost of each entry point, per cycle and as a share of the cycle (the rest is Diesel's bookkeeping, row decoding, allocation and the library's own code):\n\n");
+        md.push_str("| Cost centre | Library | Share | Library via diesel::update | Share |\n|---|---:|---:|---:|---:|\n");
+        for (what, now, before) in &self.centres {
+            let _ = writeln!(
+                md,
+                "| {what} | {} | {:.1} % | {} | {:.1} % |",
+                crate::report::number(*now, ""),
+                now / library * 100.0,
+                crate::report::number(*before, ""),
+                before / via_diesel * 100.0
+            );
+        }
+        md.push_str("\nThe library cycle's costliest functions, inclusive (a function's cost includes its callees', so shares overlap):\n\n");
+        md.push_str(
+            "| Function | Instructions per cycle | Share of the cycle |\n|---|---:|---:|\n",
+        );
+        for (function, ir, share) in &self.top {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {:.1} % |",
+                function.replace('|', "\\|"),
+                crate::report::number(*ir, ""),
+                share * 100.0
+            );
+        }
+        md
+    }
+
+    pub fn json(&self) -> String {
+        let per_cycle: Vec<String> = self
+            .per_cycle
+            .iter()
+            .map(|(name, ir)| format!("{{\"variant\": \"{name}\", \"ir_per_cycle\": {ir:.1}}}"))
+            .collect();
+        let top: Vec<String> = self
+            .top
+            .iter()
+            .map(|(function, ir, share)| {
+                format!(
+                    "{{\"function\": \"{}\", \"ir_per_cycle\": {ir:.1}, \"share\": {share:.4}}}",
+                    function.replace('\\', "\\\\").replace('"', "\\\"")
+                )
+            })
+            .collect();
+        let centres: Vec<String> = self
+            .centres
+            .iter()
+            .map(|(what, now, cached)| {
+                format!("{{\"centre\": \"{what}\", \"ir_per_cycle\": {now:.1}, \"ir_per_cycle_cached\": {cached:.1}}}")
+            })
+            .collect();
+        format!(
+            "{{\"cycles\": {}, \"per_cycle\": [{}], \"cost_centres\": [{}], \"top_inclusive\": [{}]}}",
+            self.cycles,
+            per_cycle.join(", "),
+            centres.join(", "),
+            top.join(", ")
+        )
+    }
+}
+
+/// The child process: `cycles` claim cycles of `variant` on a fresh SQLite WAL file.
+pub fn cycles(cycles: usize, variant: &str) -> Res<()> {
+    let path = std::env::temp_dir().join(format!("bench-lease-profile-{}.db", std::process::id()));
+    let url = path.to_string_lossy().into_owned();
+    let result = (|| {
+        let mut conn = suite::sqlite::connect(&url)?;
+        suite::sqlite::setup(&mut conn)?;
+        profile_cycles(&mut conn, 20, variant)?; // warm: the cached variants prepare here
+        profile_cycles(&mut conn, cycles, variant)
+    })();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{url}{suffix}"));
+    }
+    result
+}
+
+/// The loop callgrind counts (`--toggle-collect`): nothing outside it is counted.
+#[inline(never)]
+fn profile_cycles(conn: &mut suite::sqlite::Conn, cycles: usize, variant: &str) -> Res<()> {
+    let lease = Lease::from_secs(30)?;
+    for _ in 0..cycles {
+        match variant {
+            "lib" => suite::sqlite::lib_cycle(conn, 1, &Claim::new(OWNER)?, lease)?,
+            "lib-diesel" => {
+                suite::sqlite::lib_cycle_diesel_update(conn, 1, &Claim::new(OWNER)?, lease)?
+            }
+            "hand" => suite::sqlite::hand_cycle::<false>(
+                conn,
+                1,
+                OWNER,
+                &suite::new_token(),
+                suite::LEASE_MICROS,
+            )?,
+            "hand-cached" => suite::sqlite::hand_cycle::<true>(
+                conn,
+                1,
+                OWNER,
+                &suite::new_token(),
+                suite::LEASE_MICROS,
+            )?,
+            other => return Err(format!("unknown profile variant {other:?}").into()),
+        }
+    }
+    Ok(())
+}
+
+/// Runs callgrind over each variant and reads its counts.
+pub fn run(options: &Options, results: &mut Results) -> Res<()> {
+    println!("\n== 7. Profile of the claim cycle (callgrind, SQLite)");
+    let valgrind = crate::report::command_line("valgrind", &["--version"]);
+    if !valgrind.starts_with("valgrind") {
+        return Err("valgrind is not installed".into());
+    }
+    let exe = std::env::current_exe()?;
+    let cycles = options.plan.profile_cycles;
+    let mut per_cycle = Vec::new();
+    let mut listed = Vec::new();
+    let mut listed_diesel = Vec::new();
+    for (variant, name) in VARIANTS {
+        let out = std::env::temp_dir().join(format!(
+            "bench-lease-callgrind-{}-{variant}.out",
+            std::process::id()
+        ));
+        let status = Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg("--toggle-collect=*profile_cycles*")
+            .arg(&exe)
+            .args(["--profile-cycle", &cycles.to_string(), variant])
+            .output()?;
+        if !status.status.success() {
+            return Err(format!(
+                "callgrind of {variant} failed: {}",
+                String::from_utf8_lossy(&status.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            )
+            .into());
+        }
+        let data = std::fs::read_to_string(&out)?;
+        let total = data
+            .lines()
+            .find_map(|line| {
+                line.strip_prefix("totals:")
+                    .or_else(|| line.strip_prefix("summary:"))
+            })
+            .and_then(|value| value.split_whitespace().next())
+            .and_then(|value| value.parse::<f64>().ok())
+            .ok_or("no totals in the callgrind output")?;
+        let ir = total / cycles as f64;
+        println!(
+            "  {name}: {} instructions per cycle",
+            crate::report::number(ir, "")
+        );
+        per_cycle.push((name, ir));
+        match variant {
+            "lib" => listed = inclusive(&out.to_string_lossy(), total, cycles)?,
+            "lib-diesel" => listed_diesel = inclusive(&out.to_string_lossy(), total, cycles)?,
+            _ => {}
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+    let ir = |k: usize| per_cycle[k].1;
+    for (figure, base_name, base, lib_name, lib) in [
+        (
+            "instructions per cycle",
+            VARIANTS[1].1,
+            ir(1),
+            VARIANTS[0].1,
+            ir(0),
+        ),
+        (
+            "instructions per cycle",
+            VARIANTS[3].1,
+            ir(3),
+            VARIANTS[0].1,
+            ir(0),
+        ),
+        (
+            "instructions per cycle",
+            VARIANTS[1].1,
+            ir(1),
+            VARIANTS[2].1,
+            ir(2),
+        ),
+    ] {
+        results.push(Row {
+            section: 7,
+            backend: "SQLite",
+            figure: figure.into(),
+            baseline_name: base_name.into(),
+            baseline: base,
+            library_name: lib_name.into(),
+            library: lib,
+            unit: "",
+            ratio: lib / base,
+            range: None,
+            better: Better::Lower,
+            goal: None,
+        });
+    }
+    let top = costliest(&listed);
+    for (function, ir, share) in top.iter().take(6) {
+        println!(
+            "    {:>5.1} %  {:>10}  {function}",
+            share * 100.0,
+            crate::report::number(*ir, "")
+        );
+    }
+    let centres = CENTRES
+        .iter()
+        .map(|(what, patterns)| {
+            (
+                *what,
+                centre(&listed, patterns),
+                centre(&listed_diesel, patterns),
+            )
+        })
+        .collect();
+    results.profile = Some(Profile {
+        cycles,
+        per_cycle,
+        top,
+        centres,
+        valgrind,
+    });
+    Ok(())
+}
+
+/// Cost centres of a claim cycle, by the functions that enter them (their costs summed).
+const CENTRES: [(&str, &[&str]); 6] = [
+    (
+        "SQLite parses and plans each statement (sqlite3_prepare_v3)",
+        &["sqlite3_prepare_v3"],
+    ),
+    ("SQLite runs it (sqlite3_step)", &["sqlite3_step"]),
+    (
+        "Diesel writes the SQL text (construct_sql)",
+        &["QueryFragmentForCachedStatement<DB>>::construct_sql"],
+    ),
+    (
+        "SQLite resets and frees the statement (sqlite3_reset, sqlite3_finalize)",
+        &["sqlite3_reset", "sqlite3_finalize"],
+    ),
+    (
+        "Diesel binds the values (StatementUse::bind)",
+        &["StatementUse::bind"],
+    ),
+    (
+        "Diesel checks whether to cache (is_safe_to_cache_prepared)",
+        &["QueryFragmentForCachedStatement<DB>>::is_safe_to_cache_prepared"],
+    ),
+];
+
+/// The summed inclusive cost per cycle of the functions named (exactly, or by a `::` suffix).
+fn centre(listed: &[(String, f64, f64)], patterns: &[&str]) -> f64 {
+    patterns
+        .iter()
+        .map(|pattern| {
+            listed
+                .iter()
+                .find(|(function, _, _)| function == pattern || function.ends_with(pattern))
+                .map_or(0.0, |(_, ir, _)| *ir)
+        })
+        .sum()
+}
+
+/// The costliest functions below the cycle, skipping those that only pass their cost on (a
+/// callee within 2 % of its caller's cost).
+fn costliest(listed: &[(String, f64, f64)]) -> Vec<(String, f64, f64)> {
+    let mut top: Vec<(String, f64, f64)> = Vec::new();
+    for entry in listed
+        .iter()
+        .filter(|(function, _, share)| *share < 0.98 && !function.contains("lease_bench::"))
+    {
+        if top.last().is_some_and(|last| entry.1 >= 0.98 * last.1) {
+            continue;
+        }
+        top.push(entry.clone());
+        if top.len() == TOP {
+            break;
+        }
+    }
+    top
+}
+
+/// Every function of a callgrind profile with its inclusive cost: (function, Ir per cycle, share).
+fn inclusive(out: &str, total: f64, cycles: usize) -> Res<Vec<(String, f64, f64)>> {
+    let annotate = Command::new("callgrind_annotate")
+        .args(["--inclusive=yes", "--threshold=100", out])
+        .output()?;
+    let text = String::from_utf8_lossy(&annotate.stdout);
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let Some(Ok(ir)) = words
+            .next()
+            .map(|count| count.replace(',', "").parse::<f64>())
+        else {
+            continue;
+        };
+        let rest: Vec<&str> = words.collect();
+        let rest = rest.join(" ");
+        let rest = match rest.strip_prefix('(') {
+            Some(tail) => tail
+                .split_once(')')
+                .map_or(rest.as_str(), |(_, after)| after.trim_start()),
+            None => rest.as_str(),
+        };
+        // "file:function [object]"
+        let without_object = rest.rsplit_once(" [").map_or(rest, |(head, _)| head);
+        let function = match without_object.split_once(':') {
+            Some((file, function)) if !file.contains("::") && !file.contains('<') => function,
+            _ => without_object,
+        };
+        if function.is_empty() || function == "PROGRAM TOTALS" {
+            continue;
+        }
+        found.push((function.to_owned(), ir / cycles as f64, ir / total));
+    }
+    if found.is_empty() {
+        return Err("callgrind_annotate listed no function".into());
+    }
+    Ok(found)
+}
