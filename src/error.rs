@@ -45,6 +45,10 @@ pub enum Error {
     /// A conversation or user id is empty, too long or holds control characters.
     #[error("invalid id: {0}")]
     InvalidId(String),
+    /// On MySQL/MariaDB a claim's row is found by its token, and this token holds several rows:
+    /// make a new [`Claim`](crate::Claim) for each row.
+    #[error("the claim's token holds {0} rows, so the row it just won cannot be told apart")]
+    ClaimHoldsSeveralRows(usize),
     /// A lock changed hands again and again while being acquired; trying again is safe.
     #[error("contended: {0}")]
     Contended(String),

@@ -16,7 +16,9 @@ use crate::{Claim, ClaimLease, Error};
 /// there). The same code runs on every backend.
 ///
 /// The filter should pick one row, e.g. by primary key: a filter that matches several claims them
-/// all, and only the first is given back.
+/// all, and only the first is given back. Make a new [`Claim`] for each row: on MySQL/MariaDB the
+/// row is found by its token, and a token that holds several rows is
+/// [`Error::ClaimHoldsSeveralRows`].
 ///
 /// ```
 /// # include!("doctest_setup.rs");
@@ -129,5 +131,9 @@ where
         return Ok(None);
     }
     let held = S::Table::default().rows_held_by(claim.token());
-    Ok(diesel::RunQueryDsl::get_result(held, conn).optional()?)
+    let mut rows: Vec<R> = diesel::RunQueryDsl::load(held, conn)?;
+    match rows.len() {
+        0 | 1 => Ok(rows.pop()),
+        several => Err(Error::ClaimHoldsSeveralRows(several)),
+    }
 }

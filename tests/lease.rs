@@ -65,6 +65,7 @@ mod postgres {
 mod mysql {
     use crate::common::mysql as backend;
     include!("scenarios/lease.rs");
+    include!("scenarios/lease_mysql.rs");
 }
 
 #[cfg(feature = "sqlite")]

@@ -82,8 +82,10 @@ fn a_claim_wins_and_returns_the_row_it_changed() {
     assert!(won.leased_at.is_some());
     assert_eq!(job(&mut conn, &id), won, "the returned row is the stored row");
 
-    // The same through diesel::update, which Diesel prepares at every execution.
+    // The same through diesel::update, which Diesel prepares at every execution; a new claim
+    // for a new row.
     let other = queued_job(&mut conn);
+    let worker = Claim::new("worker-1").unwrap();
     let won: Option<Job> = diesel::update(lease_jobs::table.find(&other).filter(lease_jobs::table.claimable(minute())))
         .set((lease_jobs::table.taken(&worker), lease_jobs::status.eq("running")))
         .get_if_won(&worker, &mut *conn)
