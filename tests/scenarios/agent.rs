@@ -574,3 +574,18 @@ fn ten_thousand_turns_hold_their_locks_at_once_through_a_pool_of_four() {
         assert!(locks("any").held(&mut *conn, &ids[n].0, &ids[n].1, &turns[n]).unwrap());
     }
 }
+
+#[test]
+fn a_reference_that_differs_only_in_case_holds_nothing() {
+    let Some(mut conn) = connection() else { return };
+    let (node, user) = (locks("node-a"), new_user());
+    let chat = new_chat(&mut conn, &user);
+    let mine = TurnRef::new(&unique_id("Turn")).unwrap();
+    node.acquire(&mut *conn, &chat, &user, &mine).unwrap();
+    let lower = TurnRef::new(&mine.as_str().to_lowercase()).unwrap();
+
+    assert!(!node.held(&mut *conn, &chat, &user, &lower).unwrap(), "references compare exactly, on MySQL too");
+    assert!(!node.release(&mut *conn, &chat, &user, &lower).unwrap());
+    assert!(refused_by(node.acquire(&mut *conn, &chat, &user, &lower)).1.reference == mine.as_str());
+    assert!(node.held(&mut *conn, &chat, &user, &mine).unwrap());
+}
