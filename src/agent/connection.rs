@@ -198,14 +198,14 @@ where
             .and(conversations::user_id.eq(user));
         let statement: ClaimChat<'_> =
             crate::update(chats.filter(of_user.and(chats.claimable(ttl)))).set(chats.taken(claim));
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn keep_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
         let chats = conversations::table;
         let statement: KeepChat<'_> =
             crate::update(chats.filter(chat_held_by(chat, reference))).set(chats.renewed());
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn claim_user(
@@ -220,7 +220,7 @@ where
         let statement: ClaimUser<'_> =
             crate::update(users.filter(user_settings::user_id.eq(user).and(users.claimable(ttl))))
                 .set(users.taken_ago(claim, dated_back));
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn create_user(&mut self, _: Sealed, user: &str) -> QueryResult<()> {
@@ -263,7 +263,7 @@ where
         let chats = conversations::table;
         let statement: ReleaseChat<'_> =
             crate::update(chats.filter(chat_held_by(chat, reference))).set(chats.released());
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn release_stale_chat(
@@ -277,14 +277,14 @@ where
         let stale = chat_held_by(chat, reference).and(chats.outlived(ttl));
         let statement: ReleaseStaleChat<'_> =
             crate::update(chats.filter(stale)).set(chats.released());
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn release_user(&mut self, _: Sealed, user: &str, reference: &str) -> QueryResult<bool> {
         let users = user_settings::table;
         let statement: ReleaseUser<'_> =
             crate::update(users.filter(user_held_by(user, reference))).set(users.released());
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn keep_user(
@@ -297,7 +297,7 @@ where
         let users = user_settings::table;
         let statement: KeepUser<'_> = crate::update(users.filter(user_held_by(user, reference)))
             .set(users.renewed_ago(dated_back));
-        Ok(statement.execute(self)? > 0)
+        changed_any(statement, self)
     }
 
     fn holds_both(
@@ -327,6 +327,11 @@ where
             diesel::select(dsl::exists(conversations::table.filter(fresh)));
         query.get_result(self)
     }
+}
+
+/// Runs an update; whether it changed (on MySQL: matched) any row.
+fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> QueryResult<bool> {
+    Ok(S::execute(statement, conn)? > 0)
 }
 
 fn chat_held_by<'a>(chat: &'a str, reference: &'a str) -> ChatHeldBy<'a> {

@@ -51,7 +51,10 @@ pub struct AgentLocks {
 /// Why a lock transaction stopped: an error for the caller, or a reason to start over.
 enum Abort {
     Failed(Error),
+    /// The lock changed hands between the claim and the read of its holder.
     StartOver,
+    /// The user has no settings row yet: create it, then start over.
+    NoUserRow,
 }
 
 impl From<diesel::result::Error> for Abort {
@@ -142,7 +145,7 @@ impl AgentLocks {
     ) -> Result<(), Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
         let claim = Claim::with_token(&self.node, turn.as_str())?;
-        self.with_attempts(conn, user, |conn| {
+        with_attempts(conn, user, |conn| {
             transaction(conn, |conn| {
                 let again = self.take_chat(conn, conversation, user, &claim)?;
                 self.take_user(conn, user, &claim, Age::ZERO, again)
@@ -182,7 +185,7 @@ impl AgentLocks {
         let user = checked_id(user)?;
         let dated_back = self.dated_back(hold)?;
         let claim = Claim::with_token(&self.node, click.as_str())?;
-        self.with_attempts(conn, user, |conn| {
+        with_attempts(conn, user, |conn| {
             self.take_user(conn, user, &claim, dated_back, true)
         })
     }
@@ -411,7 +414,7 @@ impl AgentLocks {
             return Ok(());
         }
         let Some(holder) = conn.user_holder(Sealed(()), user)? else {
-            return Err(Abort::StartOver); // the user has no settings row yet
+            return Err(Abort::NoUserRow);
         };
         let ours = holder.1.as_deref() == Some(claim.token());
         if ours && again && conn.keep_user(Sealed(()), user, claim.token(), dated_back)? {
@@ -421,30 +424,6 @@ impl AgentLocks {
             HolderKind::Turn => Error::TurnInFlight(holder),
             HolderKind::Click => Error::ClickInFlight(holder),
         }))
-    }
-
-    /// Runs `attempt` until it succeeds or fails for good, creating the user's row when missing.
-    fn with_attempts<C: AgentConnection>(
-        &self,
-        conn: &mut C,
-        user: &str,
-        mut attempt: impl FnMut(&mut C) -> Result<(), Abort>,
-    ) -> Result<(), Error> {
-        for attempt_number in 1..=ATTEMPTS {
-            match attempt(conn) {
-                Ok(()) => return Ok(()),
-                Err(Abort::Failed(error)) => return Err(error),
-                Err(Abort::StartOver) if attempt_number < ATTEMPTS => {
-                    if conn.user_holder(Sealed(()), user)?.is_none() {
-                        create_user(conn, user)?;
-                    }
-                }
-                Err(Abort::StartOver) => {}
-            }
-        }
-        Err(Error::Contended(format!(
-            "a lock of user {user:?} was found free, outlived or missing {ATTEMPTS} times in a row"
-        )))
     }
 
     /// The refusal by a lock whose row shows `holder`. A lock found free or outlived (it changed
@@ -477,6 +456,25 @@ impl AgentLocks {
             ttl: self.ttl.as_duration(),
         })
     }
+}
+
+/// Runs `attempt` until it succeeds or fails for good, creating the user's row when it is missing.
+fn with_attempts<C: AgentConnection>(
+    conn: &mut C,
+    user: &str,
+    mut attempt: impl FnMut(&mut C) -> Result<(), Abort>,
+) -> Result<(), Error> {
+    for attempt_number in 1..=ATTEMPTS {
+        match attempt(conn) {
+            Ok(()) => return Ok(()),
+            Err(Abort::Failed(error)) => return Err(error),
+            Err(Abort::NoUserRow) if attempt_number < ATTEMPTS => create_user(conn, user)?,
+            Err(Abort::StartOver | Abort::NoUserRow) => {}
+        }
+    }
+    Err(Error::Contended(format!(
+        "a lock of user {user:?} was found free, outlived or missing {ATTEMPTS} times in a row"
+    )))
 }
 
 /// Creates the user's settings row, empty, in a statement of its own: inside the lock
