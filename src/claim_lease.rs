@@ -45,13 +45,90 @@ pub trait ClaimLease: Table + Copy + Default {
     /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
     /// [`TimestampOn`](crate::TimestampOn)).
     type Clock: SqlType<IsNull = IsNullable> + SingleValue;
-    /// The query of the rows a token holds, named by [`claim_lease!`](crate::claim_lease) for each
-    /// table: what MySQL/MariaDB read back after a claim, having no `RETURNING`.
-    #[doc(hidden)]
-    type RowsHeldBy<'a>;
 
-    #[doc(hidden)]
-    fn rows_held_by(self, token: &str) -> Self::RowsHeldBy<'_>;
+    /// A claim of the row whose primary key is `key`, while it is [claimable](Self::claimable)
+    /// under `lease`. Add the table's own conditions with `.filter(..)` and changes with
+    /// `.set(..)`, then run it with `.by(claim, conn)`: see [`ClaimRow`](crate::ClaimRow).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome: Claimed<Job, _, _> = jobs::table
+    ///     .claim_row(1, Lease::from_secs(30)?)
+    ///     .set(jobs::status.eq("running"))
+    ///     .by(Claim::new("worker-1")?, conn)?;
+    /// assert!(outcome.is_won());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn claim_row<K>(
+        self,
+        key: K,
+        lease: Lease,
+    ) -> crate::ClaimRow<Self, K, Claimable<Self>, crate::NoChanges<Self>, Self::AllColumns> {
+        crate::ClaimRow::new(self, key, lease)
+    }
+
+    /// A claim of up to `size` rows that are [claimable](Self::claimable) under `lease`: the next
+    /// due work. Add `.filter(..)`, `.order_by(..)` and `.set(..)`, then run it with
+    /// `.by(owner, conn)`: see [`ClaimBatch`](crate::ClaimBatch).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch: Batch<Job> = jobs::table
+    ///     .claim_batch(100, Lease::from_secs(30)?)
+    ///     .filter(jobs::status.eq("queued"))
+    ///     .order_by(jobs::id)
+    ///     .set(jobs::status.eq("running"))
+    ///     .by("worker-1", conn)?;
+    /// assert_eq!(batch.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn claim_batch(
+        self,
+        size: usize,
+        lease: Lease,
+    ) -> crate::ClaimBatch<
+        Self,
+        Claimable<Self>,
+        crate::claim_batch::NoOrder,
+        crate::NoChanges<Self>,
+        Self::AllColumns,
+    > {
+        crate::ClaimBatch::new(self, size, lease)
+    }
+
+    /// A release of the rows named by `keys` that `claim` still holds, in one guarded statement
+    /// that says which rows it changed; add the caller's final changes with `.set(..)`: see
+    /// [`ReleaseRows`](crate::ReleaseRows).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch: Batch<i64> = jobs::table.claim_batch(10, Lease::from_secs(30)?).returning(jobs::id).by("w", conn)?;
+    /// let done = jobs::table.release_rows(batch.claim(), batch.rows().to_vec()).set(jobs::status.eq("done")).run(conn)?;
+    /// assert_eq!(done, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn release_rows<K>(
+        self,
+        claim: &Claim,
+        keys: Vec<K>,
+    ) -> crate::ReleaseRows<Self, K, crate::NoChanges<Self>> {
+        crate::ReleaseRows::new(self, claim, keys)
+    }
 
     /// The row is taken by `claim`: owner and token from the claim, claimed at the database's now.
     ///
@@ -283,10 +360,10 @@ pub trait ClaimLease: Table + Copy + Default {
     }
 }
 
-type OwnerOf<T> = <T as ClaimLease>::Owner;
-type TokenOf<T> = <T as ClaimLease>::ClaimToken;
-type ClaimedAtOf<T> = <T as ClaimLease>::ClaimedAt;
-type ClockOf<T> = <T as ClaimLease>::Clock;
+pub(crate) type OwnerOf<T> = <T as ClaimLease>::Owner;
+pub(crate) type TokenOf<T> = <T as ClaimLease>::ClaimToken;
+pub(crate) type ClaimedAtOf<T> = <T as ClaimLease>::ClaimedAt;
+pub(crate) type ClockOf<T> = <T as ClaimLease>::Clock;
 
 /// The changeset of [`ClaimLease::taken`].
 ///
@@ -478,11 +555,6 @@ macro_rules! claim_lease {
             type ClaimToken = $($table)::+::$claim_token;
             type ClaimedAt = $($table)::+::$claimed_at;
             type Clock = $crate::__diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
-            type RowsHeldBy<'a> = $crate::__diesel::dsl::Filter<Self, $crate::HeldBy<'a, Self>>;
-
-            fn rows_held_by(self, token: &str) -> Self::RowsHeldBy<'_> {
-                $crate::__diesel::QueryDsl::filter(self, $crate::ClaimLease::held_by(self, token))
-            }
         }
     };
 }

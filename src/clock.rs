@@ -38,6 +38,13 @@ pub trait DatabaseClock: Backend {
 
     /// Writes the database's current time minus `micros` microseconds, bound as a parameter.
     fn walk_ago<'b>(micros: &'b i64, out: AstPass<'_, 'b, Self>) -> QueryResult<()>;
+
+    /// Writes how many microseconds ago `timestamp` was, by the database's clock, as a BIGINT
+    /// (`NULL` when `timestamp` is).
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()>;
 }
 
 /// A timestamp SQL type that [`DatabaseClock`] can write on backend `DB`.
@@ -137,6 +144,68 @@ impl<ST> Default for Null<ST> {
         Self {
             sql_type: PhantomData,
         }
+    }
+}
+
+/// How long ago the timestamp `T` (a lease column) was, in microseconds by the database's clock:
+/// a `Nullable<BigInt>`, so that no application clock takes part in an age.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::{prelude::*, MicrosSince};
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let age = std::time::Duration::from_secs(90);
+/// diesel::update(jobs::table.find(1))
+///     .set(jobs::table.taken_ago(&Claim::new("worker-1")?, Age::new(age)?))
+///     .execute(conn)?;
+/// let micros: Option<i64> =
+///     jobs::table.find(1).select(MicrosSince::new(jobs::claimed_at)).first(conn)?;
+/// assert!(micros.is_some_and(|micros| micros >= 90_000_000));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct MicrosSince<T> {
+    timestamp: T,
+}
+
+impl<T> MicrosSince<T> {
+    /// The age of `timestamp`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # fn main() {
+    /// let _age = diesel_lease::MicrosSince::new(jobs::claimed_at);
+    /// # }
+    /// ```
+    pub fn new(timestamp: T) -> Self {
+        Self { timestamp }
+    }
+}
+
+impl<T: Expression> Expression for MicrosSince<T> {
+    type SqlType = Nullable<diesel::sql_types::BigInt>;
+}
+
+impl<T: AppearsOnTable<QS> + Expression, QS> AppearsOnTable<QS> for MicrosSince<T> {}
+
+impl<T: SelectableExpression<QS> + Expression, QS> SelectableExpression<QS> for MicrosSince<T> {}
+
+impl<T, GroupBy> ValidGrouping<GroupBy> for MicrosSince<T> {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl<T: QueryId> QueryId for MicrosSince<T> {
+    type QueryId = MicrosSince<T::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = T::HAS_STATIC_QUERY_ID;
+}
+
+impl<T: QueryFragment<DB>, DB: DatabaseClock> QueryFragment<DB> for MicrosSince<T> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_micros_since(&self.timestamp, out)
     }
 }
 

@@ -40,11 +40,13 @@ fn jobs_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::E
 }
 
 /// An in-memory SQLite database with the agent tables and two chats of `user-1`.
+#[cfg(feature = "agent")]
 #[allow(dead_code)]
-fn agent_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::Error> {
+fn agent_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::agent::Error> {
     use diesel_lease::agent::schema::conversations;
 
-    let mut conn = diesel::sqlite::SqliteConnection::establish(":memory:")?;
+    let mut conn = diesel::sqlite::SqliteConnection::establish(":memory:")
+        .map_err(diesel_lease::Error::from)?;
     diesel_lease::agent::run_migrations(&mut conn)?;
     diesel::insert_into(conversations::table)
         .values(&vec![

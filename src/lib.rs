@@ -6,14 +6,17 @@
 //! timed by the **database's clock**, never the application's, so nodes whose clocks or session
 //! time zones disagree still agree on who holds what.
 //!
-//! * A claim is one conditional `UPDATE`: [`ClaimLease::taken`] goes into the same `.set(..)` as the
-//!   caller's own changes, and [`ClaimLease::claimable`] into its `.filter(..)`. Whether it won is
-//!   read from that statement ([`GetIfWonDsl::get_if_won`]), never from an earlier read.
-//! * Renewals and releases are guarded by the claim's token ([`ClaimLease::held_by`]), so a holder
-//!   whose lease was taken over can change nothing.
+//! * A claim is one conditional `UPDATE` that sets the claim itself: [`ClaimLease::claim_row`]
+//!   takes one row by its key, [`ClaimLease::claim_batch`] the next due rows, each with the
+//!   caller's own conditions and changes in the same statement. Whether it won is read from that
+//!   statement (`RETURNING`, or the matched rows on MySQL), never from an earlier read, and the
+//!   outcome carries the claim (owner and token) with the rows it won.
+//! * Renewals and releases are guarded by the claim's token ([`ClaimLease::held_by`],
+//!   [`ClaimLease::release_rows`]), so a holder whose lease was taken over can change nothing.
 //! * Nothing is held between calls: no advisory lock, no open transaction, no pinned connection.
-//! * [`update`] is `diesel::update` prepared once per connection, for statements whose SQL their
-//!   type fixes (every lease changeset and predicate); `diesel::update` works as well.
+//! * The changesets and predicates ([`ClaimLease::taken`], [`ClaimLease::claimable`], ..) stay
+//!   available for statements composed by hand; [`update`] is `diesel::update` prepared once per
+//!   connection when its SQL is fixed by its type.
 //!
 //! ```
 //! # include!("doctest_setup.rs");
@@ -23,26 +26,25 @@
 //! # fn main() -> Result<(), diesel_lease::Error> {
 //! # let conn = &mut jobs_connection()?;
 //! let lease = Lease::from_secs(30)?;
-//! let claim = Claim::new("worker-1")?;
 //!
-//! // Claim job 1 and mark it running, in one statement; get the row back only if this claim won.
-//! let job: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
-//!     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
-//!     .get_if_won(&claim, conn)?;
-//! assert_eq!(job.map(|job| job.status), Some("running".to_owned()));
+//! // Claim job 1 and mark it running, in one statement.
+//! let outcome: Claimed<Job, _, _> = jobs::table
+//!     .claim_row(1, lease)
+//!     .set(jobs::status.eq("running"))
+//!     .by(Claim::new("worker-1")?, conn)?;
+//! let won = outcome.won().expect("an unclaimed job is claimable");
 //!
-//! // A second worker loses while the lease is fresh.
-//! let rival = Claim::new("worker-2")?;
-//! let lost: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
-//!     .set(jobs::table.taken(&rival))
-//!     .get_if_won(&rival, conn)?;
-//! assert!(lost.is_none());
+//! // A second worker is refused while the lease is fresh, and can ask why.
+//! let rival: Claimed<Job, _, _> = jobs::table.claim_row(1, lease).by(Claim::new("worker-2")?, conn)?;
+//! let Claimed::Refused(refused) = rival else { panic!("the lease is fresh") };
+//! assert!(matches!(refused.why(conn)?, Refusal::Held(holder) if holder.owner == "worker-1"));
 //!
 //! // Only the holder can finish the job; the guard is its token.
-//! let finished = diesel_lease::update(jobs::table.find(1).filter(jobs::table.held_by(claim.token())))
-//!     .set((jobs::table.released(), jobs::status.eq("done")))
-//!     .execute(conn)?;
-//! assert_eq!(finished, 1);
+//! let finished = jobs::table
+//!     .release_rows(won.claim(), vec![1_i64])
+//!     .set(jobs::status.eq("done"))
+//!     .run(conn)?;
+//! assert_eq!(finished, [1]);
 //! # Ok(())
 //! # }
 //! ```
@@ -50,14 +52,19 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(feature = "agent")]
 pub mod agent;
 mod claim;
+mod claim_batch;
 mod claim_lease;
+mod claim_row;
 mod clock;
 mod error;
-mod get_if_won;
 mod lease;
+mod refusal;
+mod release_rows;
 pub mod sql_types;
+mod strategy;
 mod update;
 
 #[cfg(feature = "mysql")]
@@ -68,16 +75,29 @@ pub mod pg;
 pub mod sqlite;
 
 pub use claim::Claim;
+pub use claim_batch::{Batch, ClaimBatch};
 pub use claim_lease::{
     ClaimLease, Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
     Unclaimed,
 };
-pub use clock::{Ago, DatabaseClock, Now, Null, TimestampOn};
+pub use claim_row::{ClaimRow, Claimed, Won};
+pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
-pub use get_if_won::{ClaimingStatement, GetIfWonDsl, ReportsWinner};
 pub use lease::{Age, Lease};
+pub use refusal::{LeaseHolder, Refusal, Refused};
+pub use release_rows::ReleaseRows;
+pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners};
 pub use update::{
-    update, IncompleteUpdate, NoReturning, ReturningAll, SupportsReturning, Update, UpdateOf,
+    update, IncompleteUpdate, NoReturning, Returning, SupportsReturning, Update, UpdateOf, Where,
+};
+/// The statement types the claims build, named in their bounds; not for direct use.
+#[doc(hidden)]
+pub use {
+    claim_batch::{BatchClaim, BatchClaimStatement, BatchReadBack, NoOrder, OrderBy},
+    claim_row::{KeyIs, RowClaimStatement, RowReadBack},
+    refusal::{HolderColumns, WhyRefused},
+    release_rows::{KeyIn, LockHeldRows, ReleaseStatement},
+    strategy::{BatchParts, ClaimsBatches, ForUpdate, NoLock, ReturnsSelection, SelectWhere},
 };
 
 #[doc(hidden)]
@@ -88,7 +108,7 @@ pub use diesel as __diesel;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// What a table author imports: the trait, its value types and the winner check.
+/// What a table author imports: the trait, its value types and the outcomes of claims.
 ///
 /// ```
 /// use diesel_lease::prelude::*;
@@ -99,5 +119,5 @@ pub struct ReadmeDoctests;
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```
 pub mod prelude {
-    pub use crate::{claim_lease, Age, Claim, ClaimLease, GetIfWonDsl, Lease};
+    pub use crate::{claim_lease, Age, Batch, Claim, ClaimLease, Claimed, Lease, Refusal};
 }

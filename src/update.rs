@@ -1,10 +1,10 @@
-//! `UPDATE` statements that Diesel prepares once per connection.
+//! `UPDATE` statements that Diesel prepares once per connection and SQL text.
 //!
 //! Diesel marks every `diesel::update(..)` unsafe to cache, since the SQL of an arbitrary
-//! changeset may vary with its values (an `Option` field skips its column). The changesets and
-//! predicates of this crate never vary, and a statement whose SQL its type fixes can be cached by
-//! type, as Diesel caches its `SELECT`s: the database then parses and plans a claim once per
-//! connection instead of at every execution.
+//! changeset may vary with its values (an `Option` field skips its column). Caching it by the
+//! SQL it renders is always right: each distinct text is its own prepared statement, so the
+//! database parses and plans a claim once per connection instead of at every execution, and a
+//! statement can never run under another's SQL.
 use diesel::backend::Backend;
 use diesel::dsl::SqlTypeOf;
 use diesel::expression::Expression;
@@ -15,15 +15,15 @@ use diesel::result::Error::QueryBuilderError;
 use diesel::{QueryResult, RunQueryDsl, Table};
 
 /// Starts an `UPDATE` of `target` (a table, or a table filtered) that Diesel prepares once per
-/// connection: `diesel::update` for statements whose SQL their type fixes.
+/// connection and SQL text: `diesel::update`, cached.
 ///
 /// It takes what `diesel::update(..)` takes and gives what it gives (`.set(..)`, then
-/// `.execute(..)` or [`get_if_won`](crate::GetIfWonDsl::get_if_won)). The statement is cached
-/// only when every part of it has a static query id, as Diesel decides for its `SELECT`s: values
-/// are bound and never change the SQL, so the changesets and predicates of [`ClaimLease`]
-/// qualify. Anything whose SQL varies with its values (an `eq_any` list, say) is prepared at every
-/// execution, as with `diesel::update`; changes that may skip a column (`Option`s,
-/// `#[derive(AsChangeset)]` structs) have no query id and are for `diesel::update` alone.
+/// `.execute(..)`, or `RETURNING` rows on PostgreSQL and SQLite). The prepared statement is
+/// found by the SQL text the update renders, never by its type: a changeset with `Option` fields
+/// renders one text per pattern of `None`s, and each gets its own statement. Values are bound,
+/// so the changesets and predicates of [`ClaimLease`] render one text whatever their values. An
+/// `IN` list on MySQL and SQLite varies with its length, and Diesel prepares it at every
+/// execution.
 ///
 /// [`ClaimLease`]: crate::ClaimLease
 ///
@@ -35,10 +35,10 @@ use diesel::{QueryResult, RunQueryDsl, Table};
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
 /// let (lease, claim) = (Lease::from_secs(30)?, Claim::new("worker-1")?);
-/// let job: Option<Job> = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
+/// let claimed = diesel_lease::update(jobs::table.find(1).filter(jobs::table.claimable(lease)))
 ///     .set((jobs::table.taken(&claim), jobs::status.eq("running")))
-///     .get_if_won(&claim, conn)?;
-/// assert!(job.is_some());
+///     .execute(conn)?;
+/// assert_eq!(claimed, 1);
 /// # Ok(())
 /// # }
 /// ```
@@ -117,11 +117,6 @@ impl<T: Table, W, Changes: AsChangeset, Ret> std::fmt::Debug for Update<T, W, Ch
     }
 }
 
-/// What Diesel caches an [`Update`] by: its parts' types. The changes are known by the type
-/// given to `.set(..)` (its assignments' query ids), which fixes the SQL of the changeset.
-#[derive(Debug)]
-pub struct UpdateId<T, W, Changes, Ret>(std::marker::PhantomData<(T, W, Changes, Ret)>);
-
 /// The type of `update(target).set(changes)`, as `diesel::dsl::Update` names `diesel::update`'s.
 ///
 /// ```
@@ -147,7 +142,7 @@ pub type UpdateOf<Target, Changes> = Update<
 #[derive(Debug, Clone, Copy, QueryId)]
 pub struct NoReturning;
 
-/// `RETURNING` the table's columns: the update gives the rows it changed (PostgreSQL, SQLite).
+/// `RETURNING` a selection: the update gives what it changed (PostgreSQL, SQLite).
 ///
 /// ```
 /// # include!("doctest_setup.rs");
@@ -157,7 +152,41 @@ pub struct NoReturning;
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
-pub struct ReturningAll<Columns>(Columns);
+pub struct Returning<Selection>(pub(crate) Selection);
+
+/// ` WHERE ` and a condition: the filter of an update the library builds itself.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # fn main() {
+/// let _where = diesel_lease::Where::new(jobs::id.eq(1));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, QueryId)]
+pub struct Where<Condition>(Condition);
+
+impl<Condition> Where<Condition> {
+    /// `WHERE condition`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # fn main() {
+    /// let _where = diesel_lease::Where::new(jobs::status.eq("queued"));
+    /// # }
+    /// ```
+    pub fn new(condition: Condition) -> Self {
+        Self(condition)
+    }
+}
+
+impl<DB: Backend, Condition: QueryFragment<DB>> QueryFragment<DB> for Where<Condition> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(" WHERE ");
+        self.0.walk_ast(out.reborrow())
+    }
+}
 
 /// A backend with `RETURNING`: PostgreSQL, and SQLite (3.35 and later).
 ///
@@ -173,10 +202,10 @@ impl<DB: Backend> QueryFragment<DB> for NoReturning {
     }
 }
 
-impl<DB, Columns> QueryFragment<DB> for ReturningAll<Columns>
+impl<DB, Selection> QueryFragment<DB> for Returning<Selection>
 where
     DB: SupportsReturning,
-    Columns: QueryFragment<DB>,
+    Selection: QueryFragment<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql(" RETURNING ");
@@ -209,18 +238,12 @@ where
     }
 }
 
-impl<T, W, Changes, Ret> QueryId for Update<T, W, Changes, Ret>
-where
-    T: Table + QueryId,
-    W: QueryId,
-    Changes: AsChangeset + QueryId,
-    Ret: QueryId,
-{
-    type QueryId = UpdateId<T::QueryId, W::QueryId, Changes::QueryId, Ret::QueryId>;
-    const HAS_STATIC_QUERY_ID: bool = T::HAS_STATIC_QUERY_ID
-        && W::HAS_STATIC_QUERY_ID
-        && Changes::HAS_STATIC_QUERY_ID
-        && Ret::HAS_STATIC_QUERY_ID;
+/// An [`Update`] has no static query id: its changeset's SQL may vary with its values (an
+/// `Option` field drops its column when `None`), and Diesel keeps the types that would tell
+/// private. Diesel then caches it by its SQL text, which can never run another statement's SQL.
+impl<T: Table, W, Changes: AsChangeset, Ret> QueryId for Update<T, W, Changes, Ret> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
 }
 
 impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
@@ -237,31 +260,64 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning_all(self) -> Update<T, W, Changes, ReturningAll<T::AllColumns>> {
+    pub fn returning_all(self) -> Update<T, W, Changes, Returning<T::AllColumns>> {
+        self.returning(T::all_columns())
+    }
+
+    /// The same update giving back `selection` of the rows it changed (`RETURNING`, PostgreSQL
+    /// and SQLite).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let ids: Vec<i64> = diesel_lease::update(jobs::table).set(jobs::status.eq("done")).returning(jobs::id).load(conn)?;
+    /// assert_eq!(ids, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn returning<Selection>(
+        self,
+        selection: Selection,
+    ) -> Update<T, W, Changes, Returning<Selection>> {
         Update {
             from_clause: self.from_clause,
             where_clause: self.where_clause,
             values: self.values,
-            returning: ReturningAll(T::all_columns()),
+            returning: Returning(selection),
         }
     }
 }
 
-impl<T, W, Changes, Columns> Query for Update<T, W, Changes, ReturningAll<Columns>>
+impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
+    /// An update the library builds from its parts, where `where_clause` renders ` WHERE ..`.
+    pub(crate) fn new(table: T, where_clause: W, changes: Changes) -> Self {
+        Update {
+            from_clause: table.from_clause(),
+            where_clause,
+            values: changes.as_changeset(),
+            returning: NoReturning,
+        }
+    }
+}
+
+impl<T, W, Changes, Selection> Query for Update<T, W, Changes, Returning<Selection>>
 where
     T: Table,
     Changes: AsChangeset,
-    Columns: Expression,
+    Selection: Expression,
 {
-    type SqlType = SqlTypeOf<Columns>;
+    type SqlType = SqlTypeOf<Selection>;
 }
 
 impl<T: Table, W, Changes: AsChangeset> AsQuery for Update<T, W, Changes>
 where
-    Update<T, W, Changes, ReturningAll<T::AllColumns>>: Query,
+    Update<T, W, Changes, Returning<T::AllColumns>>: Query,
 {
     type SqlType = <Self::Query as Query>::SqlType;
-    type Query = Update<T, W, Changes, ReturningAll<T::AllColumns>>;
+    type Query = Update<T, W, Changes, Returning<T::AllColumns>>;
 
     fn as_query(self) -> Self::Query {
         self.returning_all()

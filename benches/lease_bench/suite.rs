@@ -322,10 +322,11 @@ macro_rules! backend_suite {
             /// `diesel_lease::update`, which Diesel prepares once per connection.
             pub fn lib_cycle(conn: &mut Conn, id: i64, claim: &Claim, lease: Lease) -> Res<()> {
                 let t = bench_leases::table;
-                let won: Option<LeaseRow> = diesel_lease::update(t.find(id).filter(t.claimable(lease)))
-                    .set((t.taken(claim), bench_leases::status.eq("running")))
-                    .get_if_won(claim, conn)?;
-                check(won.is_some(), "the library's claim lost")?;
+                let won: Claimed<LeaseRow, _, _> = t
+                    .claim_row(id, lease)
+                    .set(bench_leases::status.eq("running"))
+                    .by(claim.clone(), conn)?;
+                check(won.is_won(), "the library's claim lost")?;
                 let renewed = diesel_lease::update(t.find(id).filter(t.held_by(claim.token())))
                     .set(t.renewed())
                     .execute(conn)?;
@@ -341,10 +342,10 @@ macro_rules! backend_suite {
             /// builds claims with `diesel::update` still gets.
             pub fn lib_cycle_diesel_update(conn: &mut Conn, id: i64, claim: &Claim, lease: Lease) -> Res<()> {
                 let t = bench_leases::table;
-                let won: Option<LeaseRow> = diesel::update(t.find(id).filter(t.claimable(lease)))
+                let won = diesel::update(t.find(id).filter(t.claimable(lease)))
                     .set((t.taken(claim), bench_leases::status.eq("running")))
-                    .get_if_won(claim, conn)?;
-                check(won.is_some(), "the claim through diesel::update lost")?;
+                    .execute(conn)?;
+                check(won == 1, "the claim through diesel::update lost")?;
                 let renewed = diesel::update(t.find(id).filter(t.held_by(claim.token())))
                     .set(t.renewed())
                     .execute(conn)?;
@@ -1060,10 +1061,11 @@ macro_rules! backend_suite {
                         let mut times = Vec::new();
                         let rate = throughput(pool, THREADS, slice, true, Some(&mut times), &|c, _| {
                             let claim = Claim::new(OWNER)?;
-                            let won: Option<LeaseRow> = diesel_lease::update(t.find(HOT).filter(t.claimable(lease)))
-                                .set((t.taken(&claim), bench_leases::status.eq("running")))
-                                .get_if_won(&claim, c)?;
-                            check(won.is_none(), "the library's contender won the held row")
+                            let won: Claimed<LeaseRow, _, _> = t
+                                .claim_row(HOT, lease)
+                                .set(bench_leases::status.eq("running"))
+                                .by(claim, c)?;
+                            check(!won.is_won(), "the library's contender won the held row")
                         })?;
                         latencies.borrow_mut()[1].extend(times);
                         Ok(rate)

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::agent::schema::{conversations, user_settings};
-use diesel_lease::agent::{self, AgentLocks, ClickRef, TurnRef};
-use diesel_lease::{Error, Lease};
+use diesel_lease::agent::{self, AgentLocks, ClickRef, Error, TurnRef};
+use diesel_lease::Lease;
 
 use super::support::{millis_since, pool, timeline_start};
 

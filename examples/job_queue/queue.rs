@@ -8,11 +8,13 @@ use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::prelude::*;
 use diesel_lease::{Error, Now};
 
+
 use super::example_jobs;
 use super::support::{millis_since, pool, timeline_start};
 
 const JOBS: i64 = 24;
 const WORKERS: usize = 4;
+const BATCH: usize = 3;
 
 /// A whole row, as the claim gives it back.
 #[derive(Debug, Queryable)]
@@ -61,7 +63,8 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
     report(conn, &completions.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Claims due jobs until none is left; a worker that `dies` stops holding its first job.
+/// Claims due jobs, a batch at a time, until none is left; a worker that `dies` stops holding
+/// its first batch.
 fn work(
     pool: &Pool<ConnectionManager<Conn>>,
     name: &str,
@@ -72,7 +75,15 @@ fn work(
 ) -> Result<(), Error> {
     let conn = &mut pool.get()?;
     loop {
-        let Some((job, claim)) = claim_next(conn, name, lease)? else {
+        // One statement picks the next due jobs and claims them: no read proposes ids first.
+        let batch: Batch<Job> = example_jobs::table
+            .claim_batch(BATCH, lease)
+            .filter(example_jobs::status.ne("done"))
+            .filter(example_jobs::due_at.le(Now::default()))
+            .order_by(example_jobs::id)
+            .set((example_jobs::status.eq("running"), example_jobs::attempts.eq(example_jobs::attempts + 1)))
+            .by(name, conn)?;
+        if batch.is_empty() {
             let open: i64 = example_jobs::table.filter(example_jobs::status.ne("done")).count().get_result(conn)?;
             if open == 0 {
                 return Ok(());
@@ -80,52 +91,31 @@ fn work(
             // Some job is held by a worker that may be dead: wait for its lease, by the database's clock.
             std::thread::sleep(Duration::from_millis(50));
             continue;
-        };
-        println!("{:>5} ms  {name} claimed job {} ({}), attempt {}", millis_since(start), job.id, job.payload, job.attempts);
+        }
+        let (jobs, claim) = batch.into_parts();
+        let ids: Vec<i64> = jobs.iter().map(|job| job.id).collect();
+        println!("{:>5} ms  {name} claimed jobs {ids:?} (attempts {:?})", millis_since(start), jobs.iter().map(|job| job.attempts).collect::<Vec<_>>());
         if dies {
-            println!("{:>5} ms  {name} dies holding job {}", millis_since(start), job.id);
+            println!("{:>5} ms  {name} dies holding jobs {ids:?}", millis_since(start));
             return Ok(());
         }
-        std::thread::sleep(Duration::from_millis(10 + (job.id as u64 * 7) % 25)); // the work
-        let completed = diesel_lease::update(example_jobs::table.find(job.id).filter(example_jobs::table.held_by(claim.token())))
-            .set((example_jobs::table.released(), example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
-            .execute(conn)?;
-        if completed == 1 {
-            completions.lock().unwrap_or_else(|e| e.into_inner()).entry(job.id).or_default().push(name.to_owned());
-        } else {
-            println!("{:>5} ms  {name} lost job {} to a newer claim: its result is dropped", millis_since(start), job.id);
+        std::thread::sleep(Duration::from_millis(10 + (ids[0] as u64 * 7) % 25)); // the work
+        // One guarded statement finishes the whole batch and says which jobs were still ours.
+        let completed = example_jobs::table
+            .release_rows(&claim, ids.clone())
+            .set((example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
+            .run(conn)?;
+        let mut done = completions.lock().unwrap_or_else(|e| e.into_inner());
+        for id in &completed {
+            done.entry(*id).or_default().push(name.to_owned());
+        }
+        drop(done);
+        println!("{:>5} ms  {name} completed jobs {completed:?}", millis_since(start));
+        let lost: Vec<&i64> = ids.iter().filter(|id| !completed.contains(id)).collect();
+        if !lost.is_empty() {
+            println!("{:>5} ms  {name} lost jobs {lost:?} to a newer claim: their results are dropped", millis_since(start));
         }
     }
-}
-
-/// Claims one due job that is queued, or running under an outlived lease, and marks it running,
-/// in one statement. `None` when no job is claimable now.
-fn claim_next(conn: &mut Conn, name: &str, lease: Lease) -> Result<Option<(Job, Claim)>, Error> {
-    let claimable = example_jobs::status
-        .ne("done")
-        .and(example_jobs::due_at.le(Now::default()))
-        .and(example_jobs::table.claimable(lease));
-    let candidates: Vec<i64> = example_jobs::table
-        .filter(claimable)
-        .select(example_jobs::id)
-        .order(example_jobs::id)
-        .limit(WORKERS as i64)
-        .load(conn)?;
-    for id in candidates {
-        let claim = Claim::new(name)?;
-        // The read above only proposes; this statement decides, with the same condition.
-        let won: Option<Job> = diesel_lease::update(example_jobs::table.find(id).filter(claimable))
-            .set((
-                example_jobs::table.taken(&claim),
-                example_jobs::status.eq("running"),
-                example_jobs::attempts.eq(example_jobs::attempts + 1),
-            ))
-            .get_if_won(&claim, conn)?;
-        if let Some(job) = won {
-            return Ok(Some((job, claim)));
-        }
-    }
-    Ok(None)
 }
 
 fn report(conn: &mut Conn, completions: &BTreeMap<i64, Vec<String>>) -> Result<bool, Error> {

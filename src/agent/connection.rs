@@ -1,18 +1,17 @@
 //! The statements of the agent locks, each built once and run on any backend's connection.
-use chrono::{DateTime, Utc};
 use diesel::connection::Connection;
 use diesel::dsl;
 use diesel::prelude::*;
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::query_dsl::LoadQuery;
-use diesel::sql_types::Nullable;
 
 use super::schema::{conversations, user_settings};
 use crate::claim_lease::{
     Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
 };
+use crate::refusal::HolderRow;
 use crate::sql_types::UtcTimestamp;
-use crate::{Age, Claim, ClaimLease, Lease, Now, UpdateOf};
+use crate::{Age, Claim, ClaimLease, Lease, MicrosSince, Now, UpdateOf};
 
 type Chats = conversations::table;
 type Users = user_settings::table;
@@ -21,7 +20,6 @@ type UserById<'a> = dsl::Eq<user_settings::user_id, &'a str>;
 type ChatOfUser<'a> = dsl::And<ChatById<'a>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatHeldBy<'a> = dsl::And<ChatById<'a>, HeldBy<'a, Chats>>;
 type UserHeldBy<'a> = dsl::And<UserById<'a>, HeldBy<'a, Users>>;
-type DatabaseNow = Now<Nullable<UtcTimestamp>>;
 
 pub(crate) type ClaimChat<'a> =
     UpdateOf<dsl::Filter<Chats, dsl::And<ChatOfUser<'a>, Claimable<Chats>>>, Taken<'a, Chats>>;
@@ -42,8 +40,8 @@ pub(crate) type ChatHolder<'a> = dsl::Select<
         (
             conversations::busy_owner,
             conversations::busy_turn_ref,
-            conversations::busy_since,
-            DatabaseNow,
+            MicrosSince<conversations::busy_since>,
+            Fresh<Chats>,
         ),
     ),
 >;
@@ -52,8 +50,8 @@ pub(crate) type UserHolder<'a> = dsl::Select<
     (
         user_settings::busy_owner,
         user_settings::busy_turn_ref,
-        user_settings::busy_since,
-        DatabaseNow,
+        MicrosSince<user_settings::busy_since>,
+        Fresh<Users>,
     ),
 >;
 pub(crate) type ReleaseChat<'a> = UpdateOf<dsl::Filter<Chats, ChatHeldBy<'a>>, Released<Chats>>;
@@ -69,14 +67,6 @@ pub(crate) type HoldsBoth<'a> = dsl::select<
 >;
 pub(crate) type HoldsFreshChat<'a> =
     dsl::select<dsl::exists<dsl::Filter<Chats, dsl::And<ChatHeldBy<'a>, Fresh<Chats>>>>>;
-
-/// A lock row's holder columns and the database's now: `(owner, reference, since, now)`.
-pub(crate) type HolderRow = (
-    Option<String>,
-    Option<String>,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-);
 
 mod sealed {
     /// Proof that the caller is this crate: the statement methods of
@@ -126,9 +116,14 @@ pub trait AgentConnection: Connection {
     #[doc(hidden)]
     fn create_user(&mut self, _: Sealed, user: &str) -> QueryResult<()>;
     #[doc(hidden)]
-    fn chat_holder(&mut self, _: Sealed, chat: &str) -> QueryResult<Option<(String, HolderRow)>>;
+    fn chat_holder(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        ttl: Lease,
+    ) -> QueryResult<Option<(String, HolderRow)>>;
     #[doc(hidden)]
-    fn user_holder(&mut self, _: Sealed, user: &str) -> QueryResult<Option<HolderRow>>;
+    fn user_holder(&mut self, _: Sealed, user: &str, ttl: Lease) -> QueryResult<Option<HolderRow>>;
     #[doc(hidden)]
     fn release_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool>;
     #[doc(hidden)]
@@ -232,30 +227,33 @@ where
         statement.execute(self).map(drop)
     }
 
-    fn chat_holder(&mut self, _: Sealed, chat: &str) -> QueryResult<Option<(String, HolderRow)>> {
-        let query: ChatHolder<'_> = conversations::table
-            .filter(conversations::id.eq(chat))
-            .select((
-                conversations::user_id,
-                (
-                    conversations::busy_owner,
-                    conversations::busy_turn_ref,
-                    conversations::busy_since,
-                    DatabaseNow::default(),
-                ),
-            ));
+    fn chat_holder(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        ttl: Lease,
+    ) -> QueryResult<Option<(String, HolderRow)>> {
+        let chats = conversations::table;
+        let query: ChatHolder<'_> = chats.filter(conversations::id.eq(chat)).select((
+            conversations::user_id,
+            (
+                conversations::busy_owner,
+                conversations::busy_turn_ref,
+                MicrosSince::new(conversations::busy_since),
+                chats.fresh(ttl),
+            ),
+        ));
         query.get_result(self).optional()
     }
 
-    fn user_holder(&mut self, _: Sealed, user: &str) -> QueryResult<Option<HolderRow>> {
-        let query: UserHolder<'_> = user_settings::table
-            .filter(user_settings::user_id.eq(user))
-            .select((
-                user_settings::busy_owner,
-                user_settings::busy_turn_ref,
-                user_settings::busy_since,
-                DatabaseNow::default(),
-            ));
+    fn user_holder(&mut self, _: Sealed, user: &str, ttl: Lease) -> QueryResult<Option<HolderRow>> {
+        let users = user_settings::table;
+        let query: UserHolder<'_> = users.filter(user_settings::user_id.eq(user)).select((
+            user_settings::busy_owner,
+            user_settings::busy_turn_ref,
+            MicrosSince::new(user_settings::busy_since),
+            users.fresh(ttl),
+        ));
         query.get_result(self).optional()
     }
 

@@ -1,10 +1,10 @@
 //! The turn and user locks: acquiring, checking, keeping and releasing them.
-use std::time::Duration;
-
-use super::connection::{AgentConnection, HolderRow, Sealed};
+use super::connection::{AgentConnection, Sealed};
 use super::refs::{ClickRef, Holder, HolderKind, TurnRef};
+use super::Error;
 use crate::claim::checked_text;
-use crate::{Age, Claim, Error, Lease};
+use crate::refusal::{refusal_of, HolderRow};
+use crate::{Age, Claim, Lease, Refusal};
 
 /// How many times an acquire starts over when the lock changed hands between its claim and the
 /// read of who holds it, or when it created the user's row.
@@ -26,7 +26,8 @@ const ATTEMPTS: usize = 3;
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel_lease::agent::{AgentLocks, TurnRef};
-/// use diesel_lease::{Error, Lease};
+/// use diesel_lease::agent::Error;
+/// use diesel_lease::Lease;
 ///
 /// # fn main() -> Result<(), Error> {
 /// # let conn = &mut agent_connection()?;
@@ -59,7 +60,13 @@ enum Abort {
 
 impl From<diesel::result::Error> for Abort {
     fn from(error: diesel::result::Error) -> Self {
-        Abort::Failed(Error::Database(error))
+        Abort::Failed(error.into())
+    }
+}
+
+impl From<crate::Error> for Abort {
+    fn from(error: crate::Error) -> Self {
+        Abort::Failed(error.into())
     }
 }
 
@@ -79,11 +86,11 @@ impl AgentLocks {
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
     /// assert_eq!(locks.node(), "node-a");
     /// assert!(AgentLocks::new("", Lease::from_secs(120)?).is_err());
-    /// # Ok::<(), diesel_lease::Error>(())
+    /// # Ok::<(), diesel_lease::agent::Error>(())
     /// ```
     pub fn new(node: &str, ttl: Lease) -> Result<Self, Error> {
         Ok(Self {
-            node: checked_text(node).map_err(Error::InvalidOwner)?,
+            node: checked_text(node).map_err(crate::Error::InvalidOwner)?,
             ttl,
         })
     }
@@ -93,7 +100,7 @@ impl AgentLocks {
     /// ```
     /// # let locks = diesel_lease::agent::AgentLocks::new("n1", diesel_lease::Lease::from_secs(9)?)?;
     /// assert_eq!(locks.node(), "n1");
-    /// # Ok::<(), diesel_lease::Error>(())
+    /// # Ok::<(), diesel_lease::agent::Error>(())
     /// ```
     pub fn node(&self) -> &str {
         &self.node
@@ -105,7 +112,7 @@ impl AgentLocks {
     /// # use diesel_lease::Lease;
     /// # let locks = diesel_lease::agent::AgentLocks::new("n1", Lease::from_secs(9)?)?;
     /// assert_eq!(locks.ttl(), Lease::from_secs(9)?);
-    /// # Ok::<(), diesel_lease::Error>(())
+    /// # Ok::<(), diesel_lease::agent::Error>(())
     /// ```
     pub fn ttl(&self) -> Lease {
         self.ttl
@@ -125,7 +132,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -163,7 +171,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, ClickRef, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -196,7 +205,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -227,7 +237,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -256,7 +267,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, ClickRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -285,7 +297,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -318,7 +331,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -351,7 +365,8 @@ impl AgentLocks {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, ClickRef};
-    /// # use diesel_lease::{Error, Lease};
+    /// # use diesel_lease::agent::Error;
+    /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Error> {
     /// # let conn = &mut agent_connection()?;
     /// let locks = AgentLocks::new("node-a", Lease::from_secs(120)?)?;
@@ -382,7 +397,7 @@ impl AgentLocks {
         if conn.claim_chat(Sealed(()), chat, user, claim, self.ttl)? {
             return Ok(false);
         }
-        let Some((owner, holder)) = conn.chat_holder(Sealed(()), chat)? else {
+        let Some((owner, holder)) = conn.chat_holder(Sealed(()), chat, self.ttl)? else {
             return Err(Abort::Failed(Error::UnknownConversation(chat.to_owned())));
         };
         if owner != user {
@@ -413,7 +428,7 @@ impl AgentLocks {
         if conn.claim_user(Sealed(()), user, claim, self.ttl, dated_back)? {
             return Ok(());
         }
-        let Some(holder) = conn.user_holder(Sealed(()), user)? else {
+        let Some(holder) = conn.user_holder(Sealed(()), user, self.ttl)? else {
             return Err(Abort::NoUserRow);
         };
         let ours = holder.1.as_deref() == Some(claim.token());
@@ -427,27 +442,19 @@ impl AgentLocks {
     }
 
     /// The refusal by a lock whose row shows `holder`. A lock found free or outlived (it changed
-    /// hands between the claim and this read) starts over instead.
-    fn refusal(
-        &self,
-        (owner, reference, since, now): HolderRow,
-        refused: impl FnOnce(Holder) -> Error,
-    ) -> Abort {
-        let (Some(owner), Some(reference), Some(since), Some(now)) = (owner, reference, since, now)
-        else {
-            return Abort::StartOver;
-        };
-        let age = (now - since).to_std().unwrap_or(Duration::ZERO);
-        if age >= self.ttl.as_duration() {
-            return Abort::StartOver;
+    /// hands between the claim and this read) starts over instead; the database says which, by
+    /// the predicate the claim used.
+    fn refusal(&self, holder: HolderRow, refused: impl FnOnce(Holder) -> Error) -> Abort {
+        match refusal_of(holder, self.ttl) {
+            Refusal::Held(holder) => Abort::Failed(refused(Holder {
+                kind: HolderKind::of(&holder.token),
+                owner: holder.owner,
+                reference: holder.token,
+                age: holder.age,
+                frees_in: holder.frees_in,
+            })),
+            _ => Abort::StartOver,
         }
-        Abort::Failed(refused(Holder {
-            kind: HolderKind::of(&reference),
-            owner,
-            reference,
-            age,
-            frees_in: self.ttl.as_duration() - age,
-        }))
     }
 
     fn dated_back(&self, hold: Lease) -> Result<Age, Error> {
@@ -487,7 +494,7 @@ fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error
             _,
         ))
         | Ok(()) => Ok(()),
-        Err(error) => Err(Error::Database(error)),
+        Err(error) => Err(error.into()),
     }
 }
 
@@ -499,7 +506,9 @@ trait CommitFailure: From<diesel::result::Error> {
 impl CommitFailure for Error {
     fn outcome_unknown(self) -> Self {
         match self {
-            Error::Database(error) => Error::OutcomeUnknown(error),
+            Error::Lease(crate::Error::Database(error) | crate::Error::Busy(error)) => {
+                Error::OutcomeUnknown(error)
+            }
             other => other,
         }
     }

@@ -3,7 +3,7 @@ use diesel::backend::Backend;
 use diesel::connection::Connection;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
 
-use crate::Error;
+use super::Error;
 
 /// A backend the agent tables' migrations are written for.
 ///
@@ -16,15 +16,32 @@ pub trait AgentMigrations: Backend {
     const MIGRATIONS: EmbeddedMigrations;
 }
 
+#[cfg(feature = "postgres")]
+impl AgentMigrations for diesel::pg::Pg {
+    const MIGRATIONS: EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/postgres");
+}
+
+#[cfg(feature = "mysql")]
+impl AgentMigrations for diesel::mysql::Mysql {
+    const MIGRATIONS: EmbeddedMigrations = diesel_migrations::embed_migrations!("migrations/mysql");
+}
+
+#[cfg(feature = "sqlite")]
+impl AgentMigrations for diesel::sqlite::Sqlite {
+    const MIGRATIONS: EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/sqlite");
+}
+
 /// Brings the agent tables of `conn`'s database up to date.
 ///
 /// ```
 /// use diesel::Connection;
 ///
-/// let conn = &mut diesel::SqliteConnection::establish(":memory:")?;
+/// let conn = &mut diesel::SqliteConnection::establish(":memory:").map_err(diesel_lease::Error::from)?;
 /// diesel_lease::agent::run_migrations(conn)?;
 /// diesel_lease::agent::run_migrations(conn)?; // nothing left to run
-/// # Ok::<(), diesel_lease::Error>(())
+/// # Ok::<(), diesel_lease::agent::Error>(())
 /// ```
 pub fn run_migrations<C>(conn: &mut C) -> Result<(), Error>
 where
@@ -33,5 +50,5 @@ where
 {
     conn.run_pending_migrations(<C::Backend as AgentMigrations>::MIGRATIONS)
         .map(drop)
-        .map_err(|error| Error::Migration(error.to_string()))
+        .map_err(Error::Migration)
 }

@@ -9,8 +9,8 @@
 //!
 //! ```
 //! # include!("../doctest_setup.rs");
-//! use diesel_lease::agent::{AgentLocks, ClickRef, TurnRef};
-//! use diesel_lease::{Error, Lease};
+//! use diesel_lease::agent::{AgentLocks, ClickRef, Error, TurnRef};
+//! use diesel_lease::Lease;
 //!
 //! # fn main() -> Result<(), Error> {
 //! # let conn = &mut agent_connection()?;
@@ -27,12 +27,14 @@
 //! # }
 //! ```
 mod connection;
+mod error;
 mod locks;
 mod migrations;
 mod refs;
 pub mod schema;
 
 pub use connection::AgentConnection;
+pub use error::Error;
 pub use locks::AgentLocks;
 pub use migrations::{run_migrations, AgentMigrations};
 pub use refs::{ClickRef, Holder, HolderKind, TurnRef};

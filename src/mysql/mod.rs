@@ -15,15 +15,15 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::deserialize::{self, FromSql};
 use diesel::mysql::{Mysql, MysqlType, MysqlValue};
-use diesel::query_builder::AstPass;
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::query_dsl::methods::ExecuteDsl;
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, Datetime, HasSqlType};
 use diesel::QueryResult;
 
-use crate::get_if_won::matched_row;
 use crate::sql_types::UtcTimestamp;
-use crate::{
-    Claim, ClaimLease, ClaimingStatement, DatabaseClock, Error, ReportsWinner, TimestampOn,
-};
+use crate::strategy::{BatchParts, ClaimsBatches};
+use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
 
 impl DatabaseClock for Mysql {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -35,6 +35,16 @@ impl DatabaseClock for Mysql {
         out.push_sql("(UTC_TIMESTAMP(6) - INTERVAL ");
         out.push_bind_param::<BigInt, _>(micros)?;
         out.push_sql(" MICROSECOND)");
+        Ok(())
+    }
+
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("TIMESTAMPDIFF(MICROSECOND, ");
+        timestamp.walk_ast(out.reborrow())?;
+        out.push_sql(", UTC_TIMESTAMP(6))");
         Ok(())
     }
 }
@@ -54,18 +64,68 @@ impl FromSql<UtcTimestamp, Mysql> for DateTime<Utc> {
     }
 }
 
-impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Mysql
+impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Mysql
 where
-    S: ClaimingStatement + diesel::query_dsl::methods::ExecuteDsl<C>,
     C: diesel::Connection<Backend = Mysql>,
-    for<'a> <S::Table as ClaimLease>::RowsHeldBy<'a>: diesel::query_dsl::LoadQuery<'a, C, R>,
+    S: ExecuteDsl<C>,
+    ReadBack: LoadQuery<'q, C, R>,
 {
-    fn report_winner(statement: S, claim: &Claim, conn: &mut C) -> Result<Option<R>, Error> {
-        matched_row(statement, claim, conn)
+    /// No transaction around the two: inside one, InnoDB would keep the row lock of every
+    /// refused claim until the COMMIT, queueing contenders. Should the lease run out and another
+    /// claim take a row in between, the read does not find it: the claim has lost that row, and
+    /// the token guards every later write of the loser.
+    fn winners(
+        statement: S,
+        _: Selection,
+        read_back: ReadBack,
+        conn: &mut C,
+    ) -> QueryResult<Vec<R>> {
+        if S::execute(statement, conn)? == 0 {
+            return Ok(Vec::new());
+        }
+        read_back.load(conn)
     }
 }
 
-impl crate::agent::AgentMigrations for Mysql {
-    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
-        diesel_migrations::embed_migrations!("migrations/mysql");
+impl<'q, S, Keys, Locking, C, Key> ReleasesRows<'q, S, Keys, Locking, C, Key> for Mysql
+where
+    C: diesel::Connection<Backend = Mysql>,
+    S: ExecuteDsl<C>,
+    Locking: LoadQuery<'q, C, Key>,
+{
+    /// The rows the token still holds are locked first, so the `UPDATE` changes exactly those,
+    /// and their keys are the answer.
+    fn released(statement: S, _: Keys, locking: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
+        conn.transaction(|conn| {
+            let held: Vec<Key> = locking.load(conn)?;
+            if !held.is_empty() {
+                S::execute(statement, conn)?;
+            }
+            Ok(held)
+        })
+    }
+}
+
+/// One single-table `UPDATE .. ORDER BY .. LIMIT`: MariaDB refuses `LIMIT` in an `IN` subquery,
+/// and MySQL an `UPDATE` that selects from its own table. InnoDB locks the rows it scans in
+/// index order, so concurrent batches queue on each other briefly rather than deadlock; a
+/// deadlock all the same claims nothing.
+impl ClaimsBatches for Mysql {
+    fn walk_batch_claim<'b>(
+        batch: BatchParts<'b, Self>,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("UPDATE ");
+        batch.table.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        batch.set.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        batch.filter.walk_ast(out.reborrow())?;
+        if let Some(order) = batch.order {
+            out.push_sql(" ORDER BY ");
+            order.walk_ast(out.reborrow())?;
+        }
+        out.push_sql(" LIMIT ");
+        out.push_bind_param::<BigInt, _>(batch.limit)
+    }
 }

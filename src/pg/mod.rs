@@ -13,13 +13,15 @@
 use chrono::{DateTime, Utc};
 use diesel::deserialize::{self, FromSql};
 use diesel::pg::{Pg, PgTypeMetadata, PgValue};
-use diesel::query_builder::AstPass;
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, HasSqlType, Timestamptz};
 use diesel::QueryResult;
 
-use crate::get_if_won::returned_row;
 use crate::sql_types::UtcTimestamp;
-use crate::{Claim, DatabaseClock, Error, ReportsWinner, TimestampOn};
+use crate::strategy::{returned, ReturnsSelection};
+use crate::strategy::{BatchParts, ClaimsBatches};
+use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
 
 impl DatabaseClock for Pg {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -31,6 +33,16 @@ impl DatabaseClock for Pg {
         out.push_sql("(statement_timestamp() - ");
         out.push_bind_param::<BigInt, _>(micros)?;
         out.push_sql(" * INTERVAL '1 microsecond')");
+        Ok(())
+    }
+
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("CAST(EXTRACT(EPOCH FROM (statement_timestamp() - ");
+        timestamp.walk_ast(out.reborrow())?;
+        out.push_sql(")) * 1000000 AS BIGINT)");
         Ok(())
     }
 }
@@ -52,17 +64,61 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
 
 impl crate::SupportsReturning for Pg {}
 
-impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Pg
+impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Pg
 where
     C: diesel::Connection<Backend = Pg>,
-    S: diesel::query_dsl::LoadQuery<'q, C, R>,
+    S: ReturnsSelection<Selection>,
+    S::Returning: LoadQuery<'q, C, R>,
 {
-    fn report_winner(statement: S, _claim: &Claim, conn: &mut C) -> Result<Option<R>, Error> {
-        returned_row(statement, conn)
+    fn winners(
+        statement: S,
+        selection: Selection,
+        _: ReadBack,
+        conn: &mut C,
+    ) -> QueryResult<Vec<R>> {
+        returned(statement, selection, conn)
     }
 }
 
-impl crate::agent::AgentMigrations for Pg {
-    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
-        diesel_migrations::embed_migrations!("migrations/postgres");
+impl<'q, S, Keys, Locking, C, Key> ReleasesRows<'q, S, Keys, Locking, C, Key> for Pg
+where
+    C: diesel::Connection<Backend = Pg>,
+    S: ReturnsSelection<Keys>,
+    S::Returning: LoadQuery<'q, C, Key>,
+{
+    fn released(statement: S, keys: Keys, _: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
+        returned(statement, keys, conn)
+    }
+}
+
+/// The candidates are picked, and locked, once: a `MATERIALIZED` CTE cannot be run again by a
+/// plan that rescans it, which could claim more rows than the limit. `SKIP LOCKED` passes over
+/// rows another batch is taking; the claimable filter is repeated in the `UPDATE`'s own `WHERE`,
+/// the only part PostgreSQL re-checks against a row's newest version.
+impl ClaimsBatches for Pg {
+    fn walk_batch_claim<'b>(
+        batch: BatchParts<'b, Self>,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("WITH candidates AS MATERIALIZED (SELECT ");
+        batch.primary_key.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM ");
+        batch.table.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        batch.filter.walk_ast(out.reborrow())?;
+        if let Some(order) = batch.order {
+            out.push_sql(" ORDER BY ");
+            order.walk_ast(out.reborrow())?;
+        }
+        out.push_sql(" LIMIT ");
+        out.push_bind_param::<BigInt, _>(batch.limit)?;
+        out.push_sql(" FOR UPDATE SKIP LOCKED) UPDATE ");
+        batch.table.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        batch.set.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE (");
+        batch.primary_key.walk_ast(out.reborrow())?;
+        out.push_sql(") IN (SELECT * FROM candidates) AND ");
+        batch.filter.walk_ast(out.reborrow())
+    }
 }

@@ -11,14 +11,16 @@
 //! ```
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::deserialize::{self, FromSql};
-use diesel::query_builder::AstPass;
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, HasSqlType, Timestamp};
 use diesel::sqlite::{Sqlite, SqliteType, SqliteValue};
 use diesel::QueryResult;
 
-use crate::get_if_won::returned_row;
 use crate::sql_types::UtcTimestamp;
-use crate::{Claim, DatabaseClock, Error, ReportsWinner, TimestampOn};
+use crate::strategy::{returned, ReturnsSelection};
+use crate::strategy::{BatchParts, ClaimsBatches};
+use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
 
 impl DatabaseClock for Sqlite {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -30,6 +32,17 @@ impl DatabaseClock for Sqlite {
         out.push_sql("strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ");
         out.push_bind_param::<BigInt, _>(micros)?;
         out.push_sql(" / 1000000.0))");
+        Ok(())
+    }
+
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        // Milliseconds, SQLite's clock resolution, from Julian days (a double's precision).
+        out.push_sql("(CAST(ROUND((julianday('now') - julianday(");
+        timestamp.walk_ast(out.reborrow())?;
+        out.push_sql(")) * 86400000.0) AS INTEGER) * 1000)");
         Ok(())
     }
 }
@@ -51,17 +64,133 @@ impl FromSql<UtcTimestamp, Sqlite> for DateTime<Utc> {
 
 impl crate::SupportsReturning for Sqlite {}
 
-impl<'q, S, C, R> ReportsWinner<'q, S, C, R> for Sqlite
+impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Sqlite
 where
     C: diesel::Connection<Backend = Sqlite>,
-    S: diesel::query_dsl::LoadQuery<'q, C, R>,
+    S: ReturnsSelection<Selection>,
+    S::Returning: LoadQuery<'q, C, R>,
 {
-    fn report_winner(statement: S, _claim: &Claim, conn: &mut C) -> Result<Option<R>, Error> {
-        returned_row(statement, conn)
+    fn winners(
+        statement: S,
+        selection: Selection,
+        _: ReadBack,
+        conn: &mut C,
+    ) -> QueryResult<Vec<R>> {
+        returned(statement, selection, conn)
     }
 }
 
-impl crate::agent::AgentMigrations for Sqlite {
-    const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
-        diesel_migrations::embed_migrations!("migrations/sqlite");
+impl<'q, S, Keys, Locking, C, Key> ReleasesRows<'q, S, Keys, Locking, C, Key> for Sqlite
+where
+    C: diesel::Connection<Backend = Sqlite>,
+    S: ReturnsSelection<Keys>,
+    S::Returning: LoadQuery<'q, C, Key>,
+{
+    fn released(statement: S, keys: Keys, _: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
+        returned(statement, keys, conn)
+    }
+}
+
+/// SQLite runs one writer at a time, so the statement that picks the candidates also claims
+/// them; SQLite evaluates the `IN (SELECT ..)` once, and the filter is repeated for clarity of
+/// what the `UPDATE` changes.
+impl ClaimsBatches for Sqlite {
+    fn walk_batch_claim<'b>(
+        batch: BatchParts<'b, Self>,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("UPDATE ");
+        batch.table.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        batch.set.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE (");
+        batch.primary_key.walk_ast(out.reborrow())?;
+        out.push_sql(") IN (SELECT ");
+        batch.primary_key.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM ");
+        batch.table.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        batch.filter.walk_ast(out.reborrow())?;
+        if let Some(order) = batch.order {
+            out.push_sql(" ORDER BY ");
+            order.walk_ast(out.reborrow())?;
+        }
+        out.push_sql(" LIMIT ");
+        out.push_bind_param::<BigInt, _>(batch.limit)?;
+        out.push_sql(") AND ");
+        batch.filter.walk_ast(out.reborrow())
+    }
+}
+
+/// The settings a pool of SQLite connections needs, for an r2d2 pool's
+/// `connection_customizer`: write-ahead logging, so that readers never block the writer, and a
+/// `busy_timeout`, so that a writer waits for another rather than failing at once.
+///
+/// A claim that still finds the database locked when the timeout runs out is
+/// [`Error::Busy`](crate::Error::Busy): nothing was written, and it may be tried again.
+///
+/// ```
+/// use std::time::Duration;
+/// use diesel::r2d2::{ConnectionManager, Pool};
+/// use diesel::SqliteConnection;
+/// use diesel_lease::sqlite::SqlitePragmas;
+///
+/// let file = std::env::temp_dir().join(format!("pragmas-{}.db", std::process::id()));
+/// let pool = Pool::builder()
+///     .max_size(4)
+///     .connection_customizer(Box::new(SqlitePragmas::default().busy_timeout(Duration::from_secs(5))))
+///     .build(ConnectionManager::<SqliteConnection>::new(file.to_string_lossy()))?;
+/// # let _ = pool.get()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqlitePragmas {
+    busy_timeout: std::time::Duration,
+}
+
+impl Default for SqlitePragmas {
+    /// WAL, and a writer waits up to 5 seconds for another.
+    fn default() -> Self {
+        Self {
+            busy_timeout: std::time::Duration::from_secs(5),
+        }
+    }
+}
+
+impl SqlitePragmas {
+    /// How long a writer waits for another before [`Error::Busy`](crate::Error::Busy).
+    ///
+    /// ```
+    /// let pragmas = diesel_lease::sqlite::SqlitePragmas::default()
+    ///     .busy_timeout(std::time::Duration::from_secs(30));
+    /// # let _ = pragmas;
+    /// ```
+    pub fn busy_timeout(self, busy_timeout: std::time::Duration) -> Self {
+        Self { busy_timeout }
+    }
+
+    /// Sets the pragmas on one connection.
+    ///
+    /// ```
+    /// use diesel::Connection;
+    ///
+    /// let conn = &mut diesel::SqliteConnection::establish(":memory:")?;
+    /// diesel_lease::sqlite::SqlitePragmas::default().apply(conn)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn apply(&self, conn: &mut diesel::SqliteConnection) -> QueryResult<()> {
+        use diesel::connection::SimpleConnection;
+        conn.batch_execute(&format!(
+            "PRAGMA busy_timeout = {}; PRAGMA journal_mode = WAL;",
+            self.busy_timeout.as_millis()
+        ))
+    }
+}
+
+impl diesel::r2d2::CustomizeConnection<diesel::SqliteConnection, diesel::r2d2::Error>
+    for SqlitePragmas
+{
+    fn on_acquire(&self, conn: &mut diesel::SqliteConnection) -> Result<(), diesel::r2d2::Error> {
+        self.apply(conn).map_err(diesel::r2d2::Error::QueryError)
+    }
 }

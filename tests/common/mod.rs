@@ -19,6 +19,9 @@ macro_rules! server_backend {
 
         pub type Conn = $conn;
 
+        /// Whether a writer locks the whole database (SQLite), rather than rows.
+        pub const HAS_DATABASE_LOCK: bool = false;
+
         fn url() -> Option<&'static str> {
             static URL: OnceLock<Option<String>> = OnceLock::new();
             URL.get_or_init(|| super::server_url($name, $variable))

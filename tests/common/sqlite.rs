@@ -1,11 +1,13 @@
 //! SQLite, on a temporary file so that separate connections see each other's commits.
 use std::sync::OnceLock;
 
-use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use diesel::r2d2::{ConnectionManager, Pool};
 
 pub type Conn = SqliteConnection;
+
+/// Whether a writer locks the whole database (SQLite), rather than rows.
+pub const HAS_DATABASE_LOCK: bool = true;
 
 fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
@@ -16,20 +18,9 @@ fn path() -> &'static str {
     })
 }
 
-/// What a production pool sets on every SQLite connection: wait for the writer, WAL.
-#[derive(Debug)]
-struct Pragmas;
-
-impl CustomizeConnection<Conn, diesel::r2d2::Error> for Pragmas {
-    fn on_acquire(&self, conn: &mut Conn) -> Result<(), diesel::r2d2::Error> {
-        configure(conn).map_err(diesel::r2d2::Error::QueryError)
-    }
-}
-
-fn configure(conn: &mut Conn) -> QueryResult<()> {
-    conn.batch_execute(
-        "PRAGMA busy_timeout = 30000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
-    )
+/// What the library ships for SQLite pools: WAL, and a writer waited for.
+fn pragmas() -> diesel_lease::sqlite::SqlitePragmas {
+    diesel_lease::sqlite::SqlitePragmas::default().busy_timeout(std::time::Duration::from_secs(30))
 }
 
 /// The shared pool, with the schema in place.
@@ -39,7 +30,7 @@ pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
         POOL.get_or_init(|| {
             super::shared_pool(
                 path(),
-                Some(Box::new(Pragmas)),
+                Some(Box::new(pragmas())),
                 [super::jobs::SQLITE_DDL, native::DDL],
             )
         })
@@ -50,14 +41,14 @@ pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
 /// A pool of its own with `size` connections.
 pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
     pool();
-    super::build_pool(path(), size, Some(Box::new(Pragmas)))
+    super::build_pool(path(), size, Some(Box::new(pragmas())))
 }
 
 /// A connection of its own, outside any pool.
 pub fn connect() -> Conn {
     pool();
     let mut conn = SqliteConnection::establish(path()).expect("SQLite connection");
-    configure(&mut conn).expect("pragmas");
+    pragmas().apply(&mut conn).expect("pragmas");
     conn
 }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_lease::agent::schema::{conversations, user_settings};
-use diesel_lease::agent::{AgentLocks, ClickRef, Holder, HolderKind, TurnRef};
-use diesel_lease::{Age, ClaimLease, Error, Lease};
+use diesel_lease::agent::{AgentLocks, ClickRef, Error, Holder, HolderKind, TurnRef};
+use diesel_lease::{Age, ClaimLease, Error as LeaseError, Lease};
 
 use crate::common::unique_id;
 
@@ -222,10 +222,10 @@ fn a_click_kept_past_its_hold_keeps_blocking_turns() {
 fn a_turn_reference_is_never_a_clicks() {
     let Some(mut conn) = connection() else { return };
     let click = ClickRef::new();
-    assert!(matches!(TurnRef::new(click.as_str()), Err(Error::InvalidToken(_))), "acquire cannot be given a click's ref");
+    assert!(matches!(TurnRef::new(click.as_str()), Err(LeaseError::InvalidToken(_))), "acquire cannot be given a click's ref");
     let shouted = TurnRef::new(&click.as_str().to_uppercase()).unwrap();
     assert_eq!(HolderKind::of(shouted.as_str()), HolderKind::Turn, "CLICK: is no click");
-    assert!(matches!(ClickRef::parse("turn-1"), Err(Error::InvalidToken(_))));
+    assert!(matches!(ClickRef::parse("turn-1"), Err(LeaseError::InvalidToken(_))));
     assert_eq!(HolderKind::of(click.as_str()), HolderKind::Click);
     assert_eq!(HolderKind::of(turn().as_str()), HolderKind::Turn);
     let user = new_user();
@@ -375,10 +375,10 @@ fn bad_input_is_a_clear_error_and_writes_nothing() {
     assert!(matches!(node.acquire(&mut *conn, "", &user, &turn()), Err(Error::InvalidId(_))));
     assert!(matches!(node.acquire(&mut *conn, &chat, " ", &turn()), Err(Error::InvalidId(_))));
     assert!(matches!(node.acquire(&mut *conn, &chat, &too_long, &turn()), Err(Error::InvalidId(_))));
-    assert!(matches!(TurnRef::new(""), Err(Error::InvalidToken(_))));
-    assert!(matches!(TurnRef::new(&too_long), Err(Error::InvalidToken(_))));
-    assert!(matches!(AgentLocks::new("", Lease::new(TTL).unwrap()), Err(Error::InvalidOwner(_))));
-    assert!(matches!(Lease::from_secs(0), Err(Error::InvalidLease(_))), "a zero ttl");
+    assert!(matches!(TurnRef::new(""), Err(LeaseError::InvalidToken(_))));
+    assert!(matches!(TurnRef::new(&too_long), Err(LeaseError::InvalidToken(_))));
+    assert!(matches!(AgentLocks::new("", Lease::new(TTL).unwrap()), Err(Error::Lease(LeaseError::InvalidOwner(_)))));
+    assert!(matches!(Lease::from_secs(0), Err(LeaseError::InvalidLease(_))), "a zero ttl");
     let longer_than_ttl = Lease::new(TTL + Duration::from_secs(1)).unwrap();
     assert!(matches!(
         node.acquire_user(&mut *conn, &user, &ClickRef::new(), longer_than_ttl),
@@ -588,4 +588,25 @@ fn a_reference_that_differs_only_in_case_holds_nothing() {
     assert!(!node.release(&mut *conn, &chat, &user, &lower).unwrap());
     assert!(refused_by(node.acquire(&mut *conn, &chat, &user, &lower)).1.reference == mine.as_str());
     assert!(node.held(&mut *conn, &chat, &user, &mine).unwrap());
+}
+
+#[test]
+fn a_lock_exactly_one_ttl_old_is_refused_or_taken_over_never_contended() {
+    let Some(mut conn) = connection() else { return };
+    for _ in 0..30 {
+        let user = new_user();
+        let chat = new_chat(&mut conn, &user);
+        locks("node-a").acquire(&mut *conn, &chat, &user, &turn()).unwrap();
+        // Both locks exactly one ttl old: on SQLite's millisecond clock the claim and the read of
+        // the holder fall in the same millisecond, and must agree on whether it is outlived.
+        age_chat(&mut conn, &chat, TTL);
+        age_user(&mut conn, &user, TTL);
+
+        let result = locks("node-b").acquire(&mut *conn, &chat, &user, &turn());
+
+        assert!(
+            matches!(result, Ok(()) | Err(Error::ConversationBusy(_) | Error::TurnInFlight(_))),
+            "the boundary is one answer, not a retry storm: {result:?}"
+        );
+    }
 }

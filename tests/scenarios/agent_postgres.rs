@@ -35,7 +35,7 @@ fn a_connection_killed_mid_acquire_leaves_no_chat_lock_without_its_user_lock() {
         })
         .unwrap();
 
-    assert!(matches!(victim_result, Err(Error::Database(_))), "{victim_result:?}");
+    assert!(matches!(victim_result, Err(Error::Lease(LeaseError::Database(_)))), "{victim_result:?}");
     let mut conn = pool.get().unwrap();
     assert_eq!(chat_lock(&mut conn, &chat), (None, None), "the chat lock died with its transaction");
     assert_eq!(user_lock(&mut conn, &user), Some((None, None)));

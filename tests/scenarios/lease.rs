@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
-use diesel_lease::Error;
+use diesel_lease::{Error, LeaseHolder};
 
 use crate::common::jobs::{lease_jobs, Job};
 use crate::common::unique_id;
@@ -32,10 +32,16 @@ fn job(conn: &mut backend::Conn, id: &str) -> Job {
 
 /// Claim job `id` if it is claimable under `lease`, moving it to running in the same statement.
 fn claim(conn: &mut backend::Conn, id: &str, claim: &Claim, lease: Lease) -> Option<Job> {
-    diesel_lease::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(lease)))
-        .set((lease_jobs::table.taken(claim), lease_jobs::status.eq("running")))
-        .get_if_won(claim, conn)
-        .expect("claim statement")
+    let outcome: Claimed<Job, _, _> = lease_jobs::table
+        .claim_row(id, lease)
+        .set(lease_jobs::status.eq("running"))
+        .returning(Job::as_select())
+        .by(claim.clone(), conn)
+        .expect("claim statement");
+    outcome.won().map(|won| {
+        assert_eq!(won.claim(), claim, "the outcome carries the claim the statement wrote");
+        won.into_row()
+    })
 }
 
 /// Moves the job's lease clock back by `age`, as if it had been claimed `age` ago.
@@ -81,21 +87,6 @@ fn a_claim_wins_and_returns_the_row_it_changed() {
     assert_eq!(won.lease_token.as_deref(), Some(worker.token()));
     assert!(won.leased_at.is_some());
     assert_eq!(job(&mut conn, &id), won, "the returned row is the stored row");
-
-    // The same through diesel::update, which Diesel prepares at every execution; a new claim
-    // for a new row.
-    let other = queued_job(&mut conn);
-    let worker = Claim::new("worker-1").unwrap();
-    let won: Option<Job> = diesel::update(lease_jobs::table.find(&other).filter(lease_jobs::table.claimable(minute())))
-        .set((lease_jobs::table.taken(&worker), lease_jobs::status.eq("running")))
-        .get_if_won(&worker, &mut *conn)
-        .unwrap();
-    assert_eq!(won.map(|job| (job.id, job.status)), Some((other.clone(), "running".to_owned())));
-    let lost: Option<Job> = diesel::update(lease_jobs::table.find(&other).filter(lease_jobs::table.claimable(minute())))
-        .set(lease_jobs::table.taken(&Claim::new("worker-2").unwrap()))
-        .get_if_won(&worker, &mut *conn)
-        .unwrap();
-    assert_eq!(lost, None);
 }
 
 #[test]
@@ -200,10 +191,11 @@ fn a_failing_change_of_the_caller_leaves_no_claim_behind() {
     let id = queued_job(&mut conn);
     let worker = Claim::new("worker-1").unwrap();
 
-    let result: Result<Option<Job>, Error> =
-        diesel::update(lease_jobs::table.find(&id).filter(lease_jobs::table.claimable(minute())))
-            .set((lease_jobs::table.taken(&worker), lease_jobs::status.eq("no-such-status")))
-            .get_if_won(&worker, &mut *conn);
+    let result: Result<Claimed<Job, _, _>, Error> = lease_jobs::table
+        .claim_row(id.as_str(), minute())
+        .set(lease_jobs::status.eq("no-such-status"))
+        .returning(Job::as_select())
+        .by(worker, &mut *conn);
 
     assert!(matches!(result, Err(Error::Database(_))), "the CHECK violation is a typed error: {result:?}");
     let row = job(&mut conn, &id);
@@ -411,4 +403,222 @@ fn a_token_that_differs_only_in_case_holds_nothing() {
     assert!(!renew(&mut conn, &id, &shouting), "tokens compare exactly, on MySQL too");
     assert!(!finish(&mut conn, &id, &whispering));
     assert_eq!(job(&mut conn, &id).lease_token.as_deref(), Some(holder.token()));
+}
+
+fn queued_jobs(conn: &mut backend::Conn, count: usize, status: &str) -> Vec<String> {
+    let ids: Vec<String> = (0..count).map(|_| unique_id("job")).collect();
+    let rows: Vec<_> = ids.iter().map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq(status))).collect();
+    diesel::insert_into(lease_jobs::table).values(&rows).execute(conn).expect("insert jobs");
+    ids
+}
+
+#[derive(Debug, Clone, AsChangeset)]
+#[diesel(table_name = lease_jobs)]
+struct Patch {
+    status: Option<String>,
+    worker: Option<String>,
+}
+
+#[test]
+fn an_update_with_option_fields_writes_the_columns_of_each_call_never_a_cached_statement_of_another() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let patch = |status: Option<&str>, worker: Option<&str>| Patch { status: status.map(str::to_owned), worker: worker.map(str::to_owned) };
+
+    diesel_lease::update(lease_jobs::table.find(&id)).set(patch(Some("running"), None)).execute(&mut *conn).unwrap();
+    diesel_lease::update(lease_jobs::table.find(&id)).set(patch(None, Some("a worker"))).execute(&mut *conn).unwrap();
+
+    let row = job(&mut conn, &id);
+    assert_eq!((row.status.as_str(), row.worker.as_deref()), ("running", Some("a worker")));
+}
+
+#[test]
+fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let refusal = |conn: &mut backend::Conn, key: &str, status: &str| {
+        let outcome: Claimed<Job, _, _> = lease_jobs::table
+            .claim_row(key, minute())
+            .filter(lease_jobs::status.eq(status))
+            .returning(Job::as_select())
+            .by(Claim::new("worker-2").unwrap(), conn)
+            .unwrap();
+        match outcome {
+            Claimed::Refused(refused) => refused.why(conn).unwrap(),
+            Claimed::Won(won) => panic!("won {won:?}"),
+        }
+    };
+
+    assert_eq!(refusal(&mut conn, "no-such-job", "queued"), Refusal::NoSuchRow);
+    assert_eq!(refusal(&mut conn, &id, "done"), Refusal::NotClaimable, "free, but the filter refuses it");
+    let holder = Claim::new("worker-1").unwrap();
+    claim(&mut conn, &id, &holder, minute()).expect("claim");
+    age(&mut conn, &id, Duration::from_secs(20));
+    let Refusal::Held(held) = refusal(&mut conn, &id, "running") else { panic!("held") };
+    assert_eq!((held.owner.as_str(), held.token.as_str()), ("worker-1", holder.token()));
+    assert!(held.age >= Duration::from_secs(20) && held.age < Duration::from_secs(30), "{held:?}");
+    assert!(held.frees_in <= Duration::from_secs(40) && held.frees_in > Duration::from_secs(30), "{held:?}");
+    let _: &LeaseHolder = &held;
+}
+
+#[test]
+fn a_batch_claims_at_most_its_size_of_the_matching_rows_in_the_callers_order() {
+    let Some(mut conn) = connection() else { return };
+    let mut ids = queued_jobs(&mut conn, 5, "queued");
+    ids.sort();
+    let done = queued_jobs(&mut conn, 2, "done");
+
+    let batch: Batch<Job> = lease_jobs::table
+        .claim_batch(3, minute())
+        .filter(lease_jobs::id.eq_any(ids.iter().chain(&done)))
+        .filter(lease_jobs::status.eq("queued"))
+        .order_by(lease_jobs::id)
+        .set(lease_jobs::status.eq("running"))
+        .returning(Job::as_select())
+        .by("worker-1", &mut *conn)
+        .unwrap();
+
+    let mut won: Vec<&str> = batch.rows().iter().map(|job| job.id.as_str()).collect();
+    won.sort();
+    assert_eq!(won, ids[..3].iter().map(String::as_str).collect::<Vec<_>>(), "the first three in the order asked for");
+    for job in batch.rows() {
+        assert_eq!((job.status.as_str(), job.worker.as_deref()), ("running", Some("worker-1")));
+        assert_eq!(job.lease_token.as_deref(), Some(batch.claim().token()));
+    }
+    for id in ids[3..].iter().chain(&done) {
+        assert_eq!(job(&mut conn, id).lease_token, None, "{id} was not asked for and is not held");
+    }
+    let rest: Batch<String> = lease_jobs::table
+        .claim_batch(10, minute())
+        .filter(lease_jobs::id.eq_any(&ids))
+        .returning(lease_jobs::id)
+        .by("worker-2", &mut *conn)
+        .unwrap();
+    let mut rest = rest.into_parts().0;
+    rest.sort();
+    assert_eq!(rest, ids[3..], "held rows are not claimable, the others are");
+}
+
+#[test]
+fn a_batch_finishes_in_one_guarded_statement_that_says_which_rows_it_changed() {
+    let Some(mut conn) = connection() else { return };
+    let ids = queued_jobs(&mut conn, 4, "queued");
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(4, minute())
+        .filter(lease_jobs::id.eq_any(&ids))
+        .set(lease_jobs::status.eq("running"))
+        .returning(lease_jobs::id)
+        .by("worker-1", &mut *conn)
+        .unwrap();
+    assert_eq!(batch.len(), 4);
+    // One row is lost to a rescuer after its lease ran out.
+    let lost = &ids[0];
+    age(&mut conn, lost, Duration::from_secs(61));
+    let rescuer = Claim::new("worker-2").unwrap();
+    claim(&mut conn, lost, &rescuer, minute()).expect("taken over");
+
+    let mut finished = lease_jobs::table
+        .release_rows(batch.claim(), ids.clone())
+        .set(lease_jobs::status.eq("done"))
+        .run(&mut *conn)
+        .unwrap();
+    finished.sort();
+
+    let mut expected = ids[1..].to_vec();
+    expected.sort();
+    assert_eq!(finished, expected, "the rows the claim still held, and only those");
+    for id in &ids[1..] {
+        let row = job(&mut conn, id);
+        assert_eq!((row.status.as_str(), row.lease_token), ("done", None));
+    }
+    assert_eq!(job(&mut conn, lost).lease_token.as_deref(), Some(rescuer.token()), "the rescuer's row is untouched");
+    assert!(lease_jobs::table.release_rows(batch.claim(), ids.clone()).run(&mut *conn).unwrap().is_empty(), "never twice");
+}
+
+#[test]
+fn a_batch_size_out_of_range_or_a_bad_owner_is_refused_before_anything_is_sent() {
+    let Some(mut conn) = connection() else { return };
+    let ids = queued_jobs(&mut conn, 2, "queued");
+    let run = |conn: &mut backend::Conn, size: usize, owner: &str| {
+        lease_jobs::table
+            .claim_batch(size, minute())
+            .filter(lease_jobs::id.eq_any(&ids))
+            .returning(lease_jobs::id)
+            .by::<_, String>(owner, conn)
+    };
+
+    assert!(matches!(run(&mut conn, 0, "worker"), Err(Error::InvalidBatchSize(_))));
+    assert!(matches!(run(&mut conn, 10_001, "worker"), Err(Error::InvalidBatchSize(_))));
+    assert!(matches!(run(&mut conn, 2, " worker"), Err(Error::InvalidOwner(_))));
+    for id in &ids {
+        assert_eq!(job(&mut conn, id).lease_token, None, "nothing was written");
+    }
+}
+
+#[test]
+fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_won_once() {
+    const WORKERS: usize = 16;
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued_jobs(&mut shared.get().unwrap(), 2_000, "queued");
+    let pool = backend::pool_of(WORKERS as u32);
+    let start = Barrier::new(WORKERS);
+    let won = std::sync::Mutex::new(Vec::new());
+
+    std::thread::scope(|scope| {
+        for worker in 0..WORKERS {
+            let (pool, start, won, ids) = (&pool, &start, &won, &ids);
+            scope.spawn(move || {
+                let conn = &mut pool.get().expect("a connection per worker");
+                start.wait();
+                loop {
+                    let batch: Batch<String> = lease_jobs::table
+                        .claim_batch(10, minute())
+                        .filter(lease_jobs::id.eq_any(ids))
+                        .filter(lease_jobs::status.eq("queued"))
+                        .order_by(lease_jobs::id)
+                        .set(lease_jobs::status.eq("running"))
+                        .returning(lease_jobs::id)
+                        .by(&format!("worker-{worker}"), conn)
+                        .expect("no claim errors");
+                    if batch.is_empty() {
+                        break;
+                    }
+                    assert!(batch.len() <= 10);
+                    let (rows, claim) = batch.into_parts();
+                    let finished = lease_jobs::table.release_rows(&claim, rows.clone()).set(lease_jobs::status.eq("done")).run(conn).unwrap();
+                    assert_eq!(finished.len(), rows.len(), "every row won is still held");
+                    won.lock().unwrap().extend(rows);
+                }
+            });
+        }
+    });
+
+    let mut won = won.into_inner().unwrap();
+    won.sort();
+    let mut expected = ids.clone();
+    expected.sort();
+    assert_eq!(won.len(), 2_000, "each job won exactly once");
+    assert_eq!(won, expected);
+}
+
+#[test]
+fn a_sqlite_lock_held_past_the_busy_timeout_is_a_typed_retryable_error() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    if !backend::HAS_DATABASE_LOCK {
+        return; // the servers lock rows, not the database
+    }
+    use diesel::connection::SimpleConnection;
+    let mut writer = backend::connect();
+    let mut impatient = backend::connect();
+    impatient.batch_execute("PRAGMA busy_timeout = 50").unwrap();
+    writer.batch_execute("BEGIN IMMEDIATE").unwrap();
+
+    let result: Result<Claimed<Job, _, _>, Error> =
+        lease_jobs::table.claim_row(id.as_str(), minute()).returning(Job::as_select()).by(Claim::new("w").unwrap(), &mut impatient);
+
+    writer.batch_execute("ROLLBACK").unwrap();
+    let error = result.expect_err("the database is locked");
+    assert!(matches!(error, Error::Busy(_)) && error.is_retryable(), "{error:?}");
+    assert!(claim(&mut impatient, &id, &Claim::new("w").unwrap(), minute()).is_some(), "a retry succeeds");
 }

@@ -47,12 +47,7 @@ fn a_lease_update_is_prepared_once_per_connection() {
     let ids: Vec<String> = (0..5).map(|_| queued_job(&mut shared)).collect();
 
     for id in &ids {
-        let claim = Claim::new("worker").unwrap();
-        let won: Option<Job> = diesel_lease::update(lease_jobs::table.find(id).filter(lease_jobs::table.claimable(minute())))
-            .set((lease_jobs::table.taken(&claim), lease_jobs::status.eq("running")))
-            .get_if_won(&claim, &mut conn)
-            .unwrap();
-        assert!(won.is_some());
+        assert!(claim(&mut conn, id, &Claim::new("worker").unwrap(), minute()).is_some());
     }
     assert_eq!(prepared_updates(&mut conn), 1, "five claims, one prepared statement");
 

@@ -1,0 +1,193 @@
+//! Finishing or releasing the rows a claim holds, together, in one guarded `UPDATE`.
+use diesel::backend::Backend;
+use diesel::connection::Connection;
+use diesel::expression::{is_aggregate, AppearsOnTable, Expression, ValidGrouping};
+use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{Bool, HasSqlType};
+use diesel::{Column, QueryResult, Table};
+
+use crate::strategy::{held_by_token, Both, ForUpdate, HeldByToken, NoChanges, ReleasesRows};
+use crate::{Claim, ClaimLease, Error, Released, SelectWhere, Update, Where};
+
+type HeldRows<T, K> = Both<KeyIn<<T as Table>::PrimaryKey, K>, HeldByToken<T>>;
+
+/// The `UPDATE` a [`ReleaseRows`] runs.
+#[doc(hidden)]
+pub type ReleaseStatement<T, K, Changes> = Update<T, Where<HeldRows<T, K>>, (Released<T>, Changes)>;
+
+/// How MySQL/MariaDB learn which rows a release will change: they lock them first.
+#[doc(hidden)]
+pub type LockHeldRows<T, K> = SelectWhere<T, <T as Table>::PrimaryKey, HeldRows<T, K>, ForUpdate>;
+
+/// A release of rows a claim holds, named by their keys: built by [`ClaimLease::release_rows`],
+/// run by [`run`](Self::run).
+///
+/// Every row named that the claim still holds is released (owner, token and `claimed_at` set to
+/// `NULL`) and gets the caller's [`set`](Self::set), all in one `UPDATE` guarded by the claim's
+/// token; rows the claim no longer holds are left alone. It says which rows it changed, so a
+/// queue that claimed 100 jobs finishes them in one statement and learns which it had lost.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let batch: Batch<i64> = jobs::table
+///     .claim_batch(10, Lease::from_secs(30)?)
+///     .returning(jobs::id)
+///     .by("worker-1", conn)?;
+/// let finished = jobs::table
+///     .release_rows(batch.claim(), batch.rows().to_vec())
+///     .set(jobs::status.eq("done"))
+///     .run(conn)?;
+/// assert_eq!(finished, [1]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a release does nothing until it is run"]
+pub struct ReleaseRows<T, K, Changes> {
+    table: T,
+    claim: Claim,
+    keys: Vec<K>,
+    changes: Changes,
+}
+
+impl<T: ClaimLease, K> ReleaseRows<T, K, NoChanges<T>> {
+    pub(crate) fn new(table: T, claim: &Claim, keys: Vec<K>) -> Self {
+        Self {
+            table,
+            claim: claim.clone(),
+            keys,
+            changes: NoChanges::default(),
+        }
+    }
+}
+
+impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
+    /// The caller's own changes (a final status, a result), set on the released rows by the
+    /// same statement.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let stranger = Claim::new("worker-9")?;
+    /// let released = jobs::table.release_rows(&stranger, vec![1_i64]).set(jobs::status.eq("done")).run(conn)?;
+    /// assert!(released.is_empty(), "a claim that holds nothing changes nothing");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set<C: AsChangeset<Target = T>>(self, changes: C) -> ReleaseRows<T, K, C> {
+        ReleaseRows {
+            table: self.table,
+            claim: self.claim,
+            keys: self.keys,
+            changes,
+        }
+    }
+
+    /// Runs the release: the keys of the rows it changed, those the claim still held.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch: Batch<i64> = jobs::table.claim_batch(10, Lease::from_secs(30)?).returning(jobs::id).by("w", conn)?;
+    /// assert_eq!(jobs::table.release_rows(batch.claim(), vec![1_i64, 2]).run(conn)?, [1]);
+    /// assert!(jobs::table.release_rows(batch.claim(), vec![1_i64]).run(conn)?.is_empty(), "released already");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run<'q, C>(self, conn: &mut C) -> Result<Vec<K>, Error>
+    where
+        C: Connection,
+        Changes: AsChangeset<Target = T>,
+        T::PrimaryKey: Column,
+        K: Clone,
+        C::Backend: ReleasesRows<
+            'q,
+            ReleaseStatement<T, K, Changes>,
+            T::PrimaryKey,
+            LockHeldRows<T, K>,
+            C,
+            K,
+        >,
+    {
+        if self.keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let held = || {
+            Both::new(
+                KeyIn {
+                    column: self.table.primary_key(),
+                    keys: self.keys.clone(),
+                },
+                held_by_token::<T>(&self.claim),
+            )
+        };
+        let statement = Update::new(
+            self.table,
+            Where::new(held()),
+            (self.table.released(), self.changes),
+        );
+        let locking = SelectWhere::new(self.table, self.table.primary_key(), held());
+        Ok(C::Backend::released(
+            statement,
+            self.table.primary_key(),
+            locking,
+            conn,
+        )?)
+    }
+}
+
+/// `key IN (?, ?, ..)` over a single-column primary key: one bind per key, so its SQL varies
+/// with the number of keys and it is never cached.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct KeyIn<Key, K> {
+    column: Key,
+    keys: Vec<K>,
+}
+
+impl<Key: Expression, K> Expression for KeyIn<Key, K> {
+    type SqlType = Bool;
+}
+
+impl<Key: AppearsOnTable<QS>, K, QS> AppearsOnTable<QS> for KeyIn<Key, K> where Self: Expression {}
+
+impl<Key, K, GroupBy> ValidGrouping<GroupBy> for KeyIn<Key, K> {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl<Key, K> QueryId for KeyIn<Key, K> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Key, K, DB> QueryFragment<DB> for KeyIn<Key, K>
+where
+    DB: Backend + HasSqlType<Key::SqlType>,
+    Key: Expression + QueryFragment<DB>,
+    K: ToSql<Key::SqlType, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.unsafe_to_cache_prepared();
+        self.column.walk_ast(out.reborrow())?;
+        out.push_sql(" IN (");
+        for (index, key) in self.keys.iter().enumerate() {
+            if index > 0 {
+                out.push_sql(", ");
+            }
+            out.push_bind_param::<Key::SqlType, K>(key)?;
+        }
+        out.push_sql(")");
+        Ok(())
+    }
+}

@@ -1,0 +1,358 @@
+//! What each backend decides for itself: how a claim reports its winners, how a batch picks its
+//! rows, how a release reports the rows it changed. The traits are here; their impls live in
+//! `src/pg`, `src/mysql` and `src/sqlite`. Also the small SQL nodes the claim statements share.
+use std::marker::PhantomData;
+
+use diesel::backend::Backend;
+use diesel::connection::{Connection, TransactionManager};
+use diesel::dsl;
+use diesel::expression::{is_aggregate, AppearsOnTable, Expression, ValidGrouping};
+use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Bool, Nullable};
+use diesel::{ExpressionMethods, QueryResult, RunQueryDsl, Table};
+
+use crate::claim_lease::{ClaimedAtOf, ClockOf, OwnerOf, TokenOf};
+use crate::{Claim, ClaimLease, Now};
+
+/// A statement that can give back `Selection` of the rows it changes (`RETURNING`).
+#[doc(hidden)]
+pub trait ReturnsSelection<Selection> {
+    /// The statement with its `RETURNING` clause.
+    type Returning;
+
+    /// Adds `RETURNING selection`.
+    fn returning(self, selection: Selection) -> Self::Returning;
+}
+
+/// How a backend runs a claiming statement and learns which rows it won: from the statement
+/// itself (`RETURNING`), or from its matched-row count and a read of the rows by the claim's
+/// token right after (MySQL/MariaDB).
+///
+/// Implemented by the library for each backend; a table author never implements it.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn reports<'q, S, Sel, RB, C, R>()
+/// where
+///     diesel::sqlite::Sqlite: diesel_lease::ReportsWinners<'q, S, Sel, RB, C, R>,
+/// {
+/// }
+/// # fn main() {}
+/// ```
+pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
+    /// Runs `statement` and gives back `selection` of the rows it won. `read_back` selects the
+    /// same of the rows the claim's token holds, for backends without `RETURNING`.
+    #[doc(hidden)]
+    fn winners(
+        statement: Statement,
+        selection: Selection,
+        read_back: ReadBack,
+        conn: &mut C,
+    ) -> QueryResult<Vec<R>>;
+}
+
+/// How a backend finishes rows a claim holds in one guarded `UPDATE` and learns which it
+/// changed: `RETURNING` their keys, or (MySQL/MariaDB) by locking the rows the token still holds
+/// first, in the same short transaction.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn releases<'q, U, K, L, C, Key>()
+/// where
+///     diesel::sqlite::Sqlite: diesel_lease::ReleasesRows<'q, U, K, L, C, Key>,
+/// {
+/// }
+/// # fn main() {}
+/// ```
+pub trait ReleasesRows<'q, Statement, KeyColumns, Locking, C, Key>: Backend {
+    /// Runs `statement` and gives back the keys of the rows it changed.
+    #[doc(hidden)]
+    fn released(
+        statement: Statement,
+        keys: KeyColumns,
+        locking: Locking,
+        conn: &mut C,
+    ) -> QueryResult<Vec<Key>>;
+}
+
+/// The winners of a statement that returns what it changed (PostgreSQL, SQLite).
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+pub(crate) fn returned<'q, S, Selection, C, R>(
+    statement: S,
+    selection: Selection,
+    conn: &mut C,
+) -> QueryResult<Vec<R>>
+where
+    S: ReturnsSelection<Selection>,
+    S::Returning: diesel::query_dsl::LoadQuery<'q, C, R>,
+{
+    statement.returning(selection).load(conn)
+}
+
+/// How a backend writes a batch claim: an `UPDATE` of at most `limit` claimable rows, in the
+/// caller's order, that no two concurrent claims can both win.
+#[doc(hidden)]
+pub trait ClaimsBatches: crate::DatabaseClock {
+    /// Writes the whole `UPDATE`, without its `RETURNING` clause.
+    fn walk_batch_claim<'b>(
+        batch: BatchParts<'b, Self>,
+        out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()>;
+}
+
+/// The parts of a batch claim, each rendered by the generic layer, put together by a backend.
+#[doc(hidden)]
+#[allow(missing_debug_implementations)] // references to SQL nodes
+pub struct BatchParts<'b, DB: Backend> {
+    /// The table, as in `FROM`.
+    pub table: &'b dyn QueryFragment<DB>,
+    /// The primary key's columns, comma-separated.
+    pub primary_key: &'b dyn QueryFragment<DB>,
+    /// The assignments of the `SET` list.
+    pub set: &'b dyn QueryFragment<DB>,
+    /// Which rows may be claimed: the caller's filter and the lease's.
+    pub filter: &'b dyn QueryFragment<DB>,
+    /// The caller's order, or `None`.
+    pub order: Option<&'b dyn QueryFragment<DB>>,
+    /// The most rows to claim.
+    pub limit: &'b i64,
+}
+
+/// The changeset that takes a row for a claim, owning its values, so that a claim statement
+/// writes its own claim and no other.
+pub(crate) type TakenBy<T> = (
+    dsl::Eq<OwnerOf<T>, String>,
+    dsl::Eq<TokenOf<T>, String>,
+    dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
+);
+
+pub(crate) fn taken_by<T: ClaimLease>(claim: &Claim) -> TakenBy<T> {
+    (
+        T::Owner::default().eq(claim.owner().to_owned()),
+        T::ClaimToken::default().eq(claim.token().to_owned()),
+        T::ClaimedAt::default().eq(Now::default()),
+    )
+}
+
+/// The predicate that a claim's token holds the row, owning the token.
+pub(crate) type HeldByToken<T> = dsl::Eq<TokenOf<T>, String>;
+
+pub(crate) fn held_by_token<T: ClaimLease>(claim: &Claim) -> HeldByToken<T> {
+    T::ClaimToken::default().eq(claim.token().to_owned())
+}
+
+/// No changes of the caller's own: a claim or release sets only the lease columns.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// # fn main() {
+/// let _nothing_else = diesel_lease::NoChanges::<jobs::table>::default();
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct NoChanges<T>(PhantomData<T>);
+
+impl<T> Default for NoChanges<T> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T: Table> AsChangeset for NoChanges<T> {
+    type Target = T;
+    type Changeset = Self;
+
+    fn as_changeset(self) -> Self {
+        self
+    }
+}
+
+impl<T, DB: Backend> QueryFragment<DB> for NoChanges<T> {
+    fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        Ok(())
+    }
+}
+
+/// `(A AND B)`: how the library adds the caller's filters to its own.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # fn main() {
+/// let _both = diesel_lease::Both::new(jobs::id.eq(1), jobs::status.eq("queued"));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, diesel::query_builder::QueryId)]
+pub struct Both<A, B>(A, B);
+
+impl<A, B> Both<A, B> {
+    /// `(a AND b)`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # fn main() {
+    /// let _both = diesel_lease::Both::new(jobs::id.eq(1), jobs::id.eq(2));
+    /// # }
+    /// ```
+    pub fn new(a: A, b: B) -> Self {
+        Self(a, b)
+    }
+}
+
+impl<A: Expression, B: Expression> Expression for Both<A, B> {
+    type SqlType = Nullable<Bool>;
+}
+
+impl<A: AppearsOnTable<QS>, B: AppearsOnTable<QS>, QS> AppearsOnTable<QS> for Both<A, B> where
+    Self: Expression
+{
+}
+
+impl<A, B, GroupBy> ValidGrouping<GroupBy> for Both<A, B> {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl<A: QueryFragment<DB>, B: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for Both<A, B> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("(");
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" AND ");
+        self.1.walk_ast(out.reborrow())?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+/// No row lock: a plain `SELECT`.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct NoLock;
+
+/// `FOR UPDATE`: the rows read stay locked until the transaction ends.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct ForUpdate;
+
+impl<DB: Backend> QueryFragment<DB> for NoLock {
+    fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        Ok(())
+    }
+}
+
+impl<DB: Backend> QueryFragment<DB> for ForUpdate {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(" FOR UPDATE");
+        Ok(())
+    }
+}
+
+/// `SELECT selection FROM table WHERE condition`: the reads the library makes of a claimed row
+/// (its read-back on MySQL/MariaDB, why a claim was refused), without Diesel's query builder,
+/// whose bounds do not resolve over a generic table.
+#[doc(hidden)]
+pub struct SelectWhere<T: Table, Selection, Condition, Lock = NoLock> {
+    from_clause: T::FromClause,
+    selection: Selection,
+    condition: Condition,
+    lock: Lock,
+}
+
+impl<T: Table, Selection, Condition, Lock> std::fmt::Debug
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<Self>())
+    }
+}
+
+impl<T: Table, Selection, Condition, Lock: Default> SelectWhere<T, Selection, Condition, Lock> {
+    pub(crate) fn new(table: T, selection: Selection, condition: Condition) -> Self {
+        Self {
+            from_clause: table.from_clause(),
+            selection,
+            condition,
+            lock: Lock::default(),
+        }
+    }
+}
+
+impl<T, Selection, Condition, Lock, DB> QueryFragment<DB>
+    for SelectWhere<T, Selection, Condition, Lock>
+where
+    DB: Backend,
+    T: Table,
+    T::FromClause: QueryFragment<DB>,
+    Selection: QueryFragment<DB>,
+    Condition: QueryFragment<DB>,
+    Lock: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("SELECT ");
+        self.selection.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM ");
+        self.from_clause.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.condition.walk_ast(out.reborrow())?;
+        self.lock.walk_ast(out.reborrow())
+    }
+}
+
+/// What a [`SelectWhere`] is cached by: its parts' types.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SelectWhereId<T, Selection, Condition, Lock>(
+    PhantomData<(T, Selection, Condition, Lock)>,
+);
+
+impl<T, Selection, Condition, Lock> QueryId for SelectWhere<T, Selection, Condition, Lock>
+where
+    T: Table + QueryId,
+    Selection: QueryId,
+    Condition: QueryId,
+    Lock: QueryId,
+{
+    type QueryId = SelectWhereId<T::QueryId, Selection::QueryId, Condition::QueryId, Lock::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = T::HAS_STATIC_QUERY_ID
+        && Selection::HAS_STATIC_QUERY_ID
+        && Condition::HAS_STATIC_QUERY_ID
+        && Lock::HAS_STATIC_QUERY_ID;
+}
+
+impl<T: Table, Selection: Expression, Condition, Lock> Query
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+    type SqlType = Selection::SqlType;
+}
+
+impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+}
+
+/// A claim that lost a write conflict outside a transaction of the caller's has claimed
+/// nothing: a deadlock victim on MySQL/MariaDB, a Galera certification failure, a
+/// serialization failure on PostgreSQL. The statement was rolled back alone, so it is a lost
+/// race like any other. Inside the caller's transaction the whole transaction is gone, and the
+/// caller must hear of it.
+pub(crate) fn lost_conflict_claims_nothing<C: Connection, R>(
+    result: QueryResult<Vec<R>>,
+    conn: &mut C,
+) -> QueryResult<Vec<R>> {
+    match result {
+        Err(DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _))
+            if in_no_transaction(conn) =>
+        {
+            Ok(Vec::new())
+        }
+        other => other,
+    }
+}
+
+fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
+    matches!(
+        C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
+        Ok(None)
+    )
+}
