@@ -412,7 +412,8 @@ fn queued_jobs(conn: &mut backend::Conn, count: usize, status: &str) -> Vec<Stri
     ids
 }
 
-#[derive(Debug, Clone, AsChangeset)]
+// The exact case of the issue: a changeset with `Option` fields that also derives `QueryId`.
+#[derive(Debug, Clone, AsChangeset, diesel::query_builder::QueryId)]
 #[diesel(table_name = lease_jobs)]
 struct Patch {
     status: Option<String>,
