@@ -76,19 +76,50 @@ pub trait ReleasesRows<'q, Statement, KeyColumns, Locking, C, Key>: Backend {
     ) -> QueryResult<Vec<Key>>;
 }
 
-/// The winners of a statement that returns what it changed (PostgreSQL, SQLite).
+/// A backend that learns what a statement changed from its `RETURNING` rows: the winners of a
+/// claim, the keys a release changed.
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
-pub(crate) fn returned<'q, S, Selection, C, R>(
-    statement: S,
-    selection: Selection,
-    conn: &mut C,
-) -> QueryResult<Vec<R>>
-where
-    S: ReturnsSelection<Selection>,
-    S::Returning: diesel::query_dsl::LoadQuery<'q, C, R>,
-{
-    statement.returning(selection).load(conn)
+macro_rules! reports_by_returning {
+    ($backend:ty) => {
+        impl $crate::SupportsReturning for $backend {}
+
+        impl<'q, S, Selection, ReadBack, C, R>
+            $crate::ReportsWinners<'q, S, Selection, ReadBack, C, R> for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            S: $crate::strategy::ReturnsSelection<Selection>,
+            S::Returning: diesel::query_dsl::LoadQuery<'q, C, R>,
+        {
+            fn winners(
+                statement: S,
+                selection: Selection,
+                _: ReadBack,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<R>> {
+                diesel::RunQueryDsl::load(statement.returning(selection), conn)
+            }
+        }
+
+        impl<'q, S, Keys, Locking, C, Key> $crate::ReleasesRows<'q, S, Keys, Locking, C, Key>
+            for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            S: $crate::strategy::ReturnsSelection<Keys>,
+            S::Returning: diesel::query_dsl::LoadQuery<'q, C, Key>,
+        {
+            fn released(
+                statement: S,
+                keys: Keys,
+                _: Locking,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<Key>> {
+                diesel::RunQueryDsl::load(statement.returning(keys), conn)
+            }
+        }
+    };
 }
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+pub(crate) use reports_by_returning;
 
 /// How a backend writes a batch claim: an `UPDATE` of at most `limit` claimable rows, in the
 /// caller's order, that no two concurrent claims can both win.
@@ -117,6 +148,39 @@ pub struct BatchParts<'b, DB: Backend> {
     pub order: Option<&'b dyn QueryFragment<DB>>,
     /// The most rows to claim.
     pub limit: &'b i64,
+}
+
+impl<DB: Backend> BatchParts<'_, DB> {
+    /// `UPDATE table SET ..`: how every backend's batch claim starts or ends.
+    pub(crate) fn walk_update_set<'b>(&self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()>
+    where
+        Self: 'b,
+    {
+        out.push_sql("UPDATE ");
+        self.table.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        self.set.walk_ast(out.reborrow())
+    }
+
+    /// ` WHERE filter [ORDER BY order] LIMIT ?`: which rows, how many.
+    pub(crate) fn walk_filter_order_limit<'b>(
+        &self,
+        mut out: AstPass<'_, 'b, DB>,
+    ) -> QueryResult<()>
+    where
+        Self: 'b,
+        DB: diesel::sql_types::HasSqlType<diesel::sql_types::BigInt>,
+        i64: diesel::serialize::ToSql<diesel::sql_types::BigInt, DB>,
+    {
+        out.push_sql(" WHERE ");
+        self.filter.walk_ast(out.reborrow())?;
+        if let Some(order) = self.order {
+            out.push_sql(" ORDER BY ");
+            order.walk_ast(out.reborrow())?;
+        }
+        out.push_sql(" LIMIT ");
+        out.push_bind_param::<diesel::sql_types::BigInt, _>(self.limit)
+    }
 }
 
 /// The changeset that takes a row for a claim, owning its values, so that a claim statement

@@ -115,17 +115,7 @@ impl ClaimsBatches for Mysql {
         batch: BatchParts<'b, Self>,
         mut out: AstPass<'_, 'b, Self>,
     ) -> QueryResult<()> {
-        out.push_sql("UPDATE ");
-        batch.table.walk_ast(out.reborrow())?;
-        out.push_sql(" SET ");
-        batch.set.walk_ast(out.reborrow())?;
-        out.push_sql(" WHERE ");
-        batch.filter.walk_ast(out.reborrow())?;
-        if let Some(order) = batch.order {
-            out.push_sql(" ORDER BY ");
-            order.walk_ast(out.reborrow())?;
-        }
-        out.push_sql(" LIMIT ");
-        out.push_bind_param::<BigInt, _>(batch.limit)
+        batch.walk_update_set(out.reborrow())?;
+        batch.walk_filter_order_limit(out.reborrow())
     }
 }

@@ -14,14 +14,12 @@ use chrono::{DateTime, Utc};
 use diesel::deserialize::{self, FromSql};
 use diesel::pg::{Pg, PgTypeMetadata, PgValue};
 use diesel::query_builder::{AstPass, QueryFragment};
-use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, HasSqlType, Timestamptz};
 use diesel::QueryResult;
 
 use crate::sql_types::UtcTimestamp;
-use crate::strategy::{returned, ReturnsSelection};
 use crate::strategy::{BatchParts, ClaimsBatches};
-use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
+use crate::{DatabaseClock, TimestampOn};
 
 impl DatabaseClock for Pg {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -62,34 +60,7 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
     }
 }
 
-impl crate::SupportsReturning for Pg {}
-
-impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Pg
-where
-    C: diesel::Connection<Backend = Pg>,
-    S: ReturnsSelection<Selection>,
-    S::Returning: LoadQuery<'q, C, R>,
-{
-    fn winners(
-        statement: S,
-        selection: Selection,
-        _: ReadBack,
-        conn: &mut C,
-    ) -> QueryResult<Vec<R>> {
-        returned(statement, selection, conn)
-    }
-}
-
-impl<'q, S, Keys, Locking, C, Key> ReleasesRows<'q, S, Keys, Locking, C, Key> for Pg
-where
-    C: diesel::Connection<Backend = Pg>,
-    S: ReturnsSelection<Keys>,
-    S::Returning: LoadQuery<'q, C, Key>,
-{
-    fn released(statement: S, keys: Keys, _: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
-        returned(statement, keys, conn)
-    }
-}
+crate::strategy::reports_by_returning!(Pg);
 
 /// The candidates are picked, and locked, once: a `MATERIALIZED` CTE cannot be run again by a
 /// plan that rescans it, which could claim more rows than the limit. `SKIP LOCKED` passes over
@@ -104,18 +75,9 @@ impl ClaimsBatches for Pg {
         batch.primary_key.walk_ast(out.reborrow())?;
         out.push_sql(" FROM ");
         batch.table.walk_ast(out.reborrow())?;
-        out.push_sql(" WHERE ");
-        batch.filter.walk_ast(out.reborrow())?;
-        if let Some(order) = batch.order {
-            out.push_sql(" ORDER BY ");
-            order.walk_ast(out.reborrow())?;
-        }
-        out.push_sql(" LIMIT ");
-        out.push_bind_param::<BigInt, _>(batch.limit)?;
-        out.push_sql(" FOR UPDATE SKIP LOCKED) UPDATE ");
-        batch.table.walk_ast(out.reborrow())?;
-        out.push_sql(" SET ");
-        batch.set.walk_ast(out.reborrow())?;
+        batch.walk_filter_order_limit(out.reborrow())?;
+        out.push_sql(" FOR UPDATE SKIP LOCKED) ");
+        batch.walk_update_set(out.reborrow())?;
         out.push_sql(" WHERE (");
         batch.primary_key.walk_ast(out.reborrow())?;
         out.push_sql(") IN (SELECT * FROM candidates) AND ");

@@ -12,15 +12,13 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use diesel::deserialize::{self, FromSql};
 use diesel::query_builder::{AstPass, QueryFragment};
-use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, HasSqlType, Timestamp};
 use diesel::sqlite::{Sqlite, SqliteType, SqliteValue};
 use diesel::QueryResult;
 
 use crate::sql_types::UtcTimestamp;
-use crate::strategy::{returned, ReturnsSelection};
 use crate::strategy::{BatchParts, ClaimsBatches};
-use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
+use crate::{DatabaseClock, TimestampOn};
 
 impl DatabaseClock for Sqlite {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -62,34 +60,7 @@ impl FromSql<UtcTimestamp, Sqlite> for DateTime<Utc> {
     }
 }
 
-impl crate::SupportsReturning for Sqlite {}
-
-impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Sqlite
-where
-    C: diesel::Connection<Backend = Sqlite>,
-    S: ReturnsSelection<Selection>,
-    S::Returning: LoadQuery<'q, C, R>,
-{
-    fn winners(
-        statement: S,
-        selection: Selection,
-        _: ReadBack,
-        conn: &mut C,
-    ) -> QueryResult<Vec<R>> {
-        returned(statement, selection, conn)
-    }
-}
-
-impl<'q, S, Keys, Locking, C, Key> ReleasesRows<'q, S, Keys, Locking, C, Key> for Sqlite
-where
-    C: diesel::Connection<Backend = Sqlite>,
-    S: ReturnsSelection<Keys>,
-    S::Returning: LoadQuery<'q, C, Key>,
-{
-    fn released(statement: S, keys: Keys, _: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
-        returned(statement, keys, conn)
-    }
-}
+crate::strategy::reports_by_returning!(Sqlite);
 
 /// SQLite runs one writer at a time, so the statement that picks the candidates also claims
 /// them; SQLite evaluates the `IN (SELECT ..)` once, and the filter is repeated for clarity of
@@ -99,24 +70,14 @@ impl ClaimsBatches for Sqlite {
         batch: BatchParts<'b, Self>,
         mut out: AstPass<'_, 'b, Self>,
     ) -> QueryResult<()> {
-        out.push_sql("UPDATE ");
-        batch.table.walk_ast(out.reborrow())?;
-        out.push_sql(" SET ");
-        batch.set.walk_ast(out.reborrow())?;
+        batch.walk_update_set(out.reborrow())?;
         out.push_sql(" WHERE (");
         batch.primary_key.walk_ast(out.reborrow())?;
         out.push_sql(") IN (SELECT ");
         batch.primary_key.walk_ast(out.reborrow())?;
         out.push_sql(" FROM ");
         batch.table.walk_ast(out.reborrow())?;
-        out.push_sql(" WHERE ");
-        batch.filter.walk_ast(out.reborrow())?;
-        if let Some(order) = batch.order {
-            out.push_sql(" ORDER BY ");
-            order.walk_ast(out.reborrow())?;
-        }
-        out.push_sql(" LIMIT ");
-        out.push_bind_param::<BigInt, _>(batch.limit)?;
+        batch.walk_filter_order_limit(out.reborrow())?;
         out.push_sql(") AND ");
         batch.filter.walk_ast(out.reborrow())
     }
