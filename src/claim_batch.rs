@@ -7,18 +7,23 @@ use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId}
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::{QueryResult, RunQueryDsl, Table};
 
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, HasSqlType};
+
+use crate::release_rows::KeyIn;
 use crate::strategy::{
     held_by_token, lost_conflict_claims_nothing, taken_by, BatchParts, Both, ClaimsBatches,
-    HeldByToken, NoChanges, ReportsWinners, ReturnsSelection, SelectWhere, TakenBy,
+    HeldByToken, NoChanges, ReturnsSelection, RunsBatchClaims, SelectWhere, TakenBy,
 };
-use crate::{Claim, ClaimLease, Claimable, Error, Lease, NoReturning, Returning};
+use crate::{Claim, ClaimLease, Claimable, Error, Lease, NoReturning, Returning, Update, Where};
 
 /// The `UPDATE` a [`ClaimBatch`] runs.
 #[doc(hidden)]
 pub type BatchClaimStatement<T, F, O, Changes> =
     BatchClaim<T, F, O, (TakenBy<T>, Changes), NoReturning>;
 
-/// How MySQL/MariaDB read back the rows a [`ClaimBatch`] won: by the batch's token.
+/// How MySQL/MariaDB read back the rows a [`ClaimBatch`] won: by the batch's token, in the
+/// claim's transaction.
 #[doc(hidden)]
 pub type BatchReadBack<T, Selection> = SelectWhere<T, Selection, HeldByToken<T>>;
 
@@ -35,8 +40,9 @@ pub type BatchReadBack<T, Selection> = SelectWhere<T, Selection, HeldByToken<T>>
 ///   CTE (so the plan cannot run the pick twice and claim more than `size` rows), and the
 ///   claimable condition is repeated in the `UPDATE`'s own `WHERE`, which PostgreSQL re-checks
 ///   on a row another transaction changed meanwhile;
-/// * MySQL/MariaDB: one `UPDATE .. ORDER BY .. LIMIT`, then the rows read back by the batch's
-///   token;
+/// * MySQL/MariaDB: a short READ COMMITTED transaction: `SELECT key .. FOR UPDATE SKIP LOCKED`,
+///   an `UPDATE` of those keys (InnoDB then locks rows by key equality alone, so queues do not
+///   deadlock), and the rows read back by the batch's token;
 /// * SQLite: `UPDATE .. WHERE key IN (SELECT key .. LIMIT n) .. RETURNING`; SQLite runs one
 ///   writer at a time.
 ///
@@ -241,17 +247,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     pub fn by<'q, C, R>(self, owner: &str, conn: &mut C) -> Result<Batch<R>, Error>
     where
         C: Connection,
-        Changes: AsChangeset<Target = T>,
-        C::Backend: ReportsWinners<
-            'q,
-            BatchClaimStatement<T, F, O, Changes>,
-            Selection,
-            BatchReadBack<T, Selection>,
-            C,
-            R,
-        >,
-        (TakenBy<T>, Changes): AsChangeset<Target = T>,
-        Selection: Clone,
+        C::Backend: RunsBatchClaims<'q, BatchClaimParts<T, F, O, Changes, Selection>, C, R>,
     {
         let limit = match i64::try_from(self.size) {
             Ok(limit) if (1..=Self::MAX_BATCH).contains(&self.size) => limit,
@@ -264,25 +260,159 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             }
         };
         let claim = Claim::new(owner)?;
-        let statement = BatchClaim {
-            from_clause: self.table.from_clause(),
-            primary_key: self.table.primary_key(),
-            set: (taken_by::<T>(&claim), self.changes).as_changeset(),
+        let parts = BatchClaimParts {
+            table: self.table,
+            claim: claim.clone(),
             filter: self.filter,
             order: self.order,
             limit,
-            returning: NoReturning,
+            changes: self.changes,
+            selection: self.selection,
         };
-        let read_back = SelectWhere::new(
-            self.table,
-            self.selection.clone(),
-            held_by_token::<T>(&claim),
-        );
-        let winners = C::Backend::winners(statement, self.selection, read_back, conn);
+        let winners = C::Backend::run_batch(parts, conn);
         let rows = lost_conflict_claims_nothing(winners, conn)?;
         Ok(Batch { rows, claim })
     }
 }
+
+/// Everything a backend needs to run a batch claim, for it to build the statements its way
+/// ([`RunsBatchClaims`]).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct BatchClaimParts<T, F, O, Changes, Selection> {
+    table: T,
+    claim: Claim,
+    filter: F,
+    order: O,
+    limit: i64,
+    changes: Changes,
+    selection: Selection,
+}
+
+impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, Selection> {
+    /// The one `UPDATE` that picks and claims the rows (PostgreSQL, SQLite), and the selection
+    /// it should return.
+    pub(crate) fn into_statement(self) -> (BatchClaimStatement<T, F, O, Changes>, Selection)
+    where
+        Changes: AsChangeset<Target = T>,
+    {
+        let statement = BatchClaim {
+            from_clause: self.table.from_clause(),
+            primary_key: self.table.primary_key(),
+            set: (taken_by::<T>(&self.claim), self.changes).as_changeset(),
+            filter: self.filter,
+            order: self.order,
+            limit: self.limit,
+            returning: NoReturning,
+        };
+        (statement, self.selection)
+    }
+
+    /// The keys of the rows to claim, locked, skipping rows another transaction has locked
+    /// (MySQL/MariaDB, in a transaction).
+    pub(crate) fn candidates(&self) -> Candidates<T, F, O>
+    where
+        F: Clone,
+        O: Clone,
+    {
+        Candidates {
+            from_clause: self.table.from_clause(),
+            primary_key: self.table.primary_key(),
+            filter: self.filter.clone(),
+            order: self.order.clone(),
+            limit: self.limit,
+        }
+    }
+
+    /// The `UPDATE` of the rows with `keys`, still claimable, and the read of the rows the
+    /// batch's token then holds (MySQL/MariaDB).
+    pub(crate) fn claim_keys<K>(
+        self,
+        keys: Vec<K>,
+    ) -> (
+        KeyedBatchClaim<T, F, Changes, K>,
+        BatchReadBack<T, Selection>,
+    )
+    where
+        Changes: AsChangeset<Target = T>,
+    {
+        let statement = Update::new(
+            self.table,
+            Where::new(Both::new(
+                KeyIn::new(self.table.primary_key(), keys),
+                self.filter,
+            )),
+            (taken_by::<T>(&self.claim), self.changes),
+        );
+        let read_back =
+            SelectWhere::new(self.table, self.selection, held_by_token::<T>(&self.claim));
+        (statement, read_back)
+    }
+}
+
+/// The `UPDATE` of a batch by the keys its candidates locked (MySQL/MariaDB).
+#[doc(hidden)]
+pub type KeyedBatchClaim<T, F, Changes, K> =
+    Update<T, Where<Both<KeyIn<<T as Table>::PrimaryKey, K>, F>>, (TakenBy<T>, Changes)>;
+
+/// `SELECT key FROM table WHERE .. ORDER BY .. LIMIT n FOR UPDATE SKIP LOCKED`.
+#[doc(hidden)]
+pub struct Candidates<T: Table, F, O> {
+    from_clause: T::FromClause,
+    primary_key: T::PrimaryKey,
+    filter: F,
+    order: O,
+    limit: i64,
+}
+
+impl<T: Table, F, O> std::fmt::Debug for Candidates<T, F, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<Self>())
+    }
+}
+
+impl<T, F, O, DB> QueryFragment<DB> for Candidates<T, F, O>
+where
+    DB: Backend + HasSqlType<BigInt>,
+    i64: ToSql<BigInt, DB>,
+    T: Table,
+    T::FromClause: QueryFragment<DB>,
+    T::PrimaryKey: QueryFragment<DB>,
+    F: QueryFragment<DB>,
+    O: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("SELECT ");
+        self.primary_key.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM ");
+        self.from_clause.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.filter.walk_ast(out.reborrow())?;
+        if !self.order.is_noop(out.backend())? {
+            out.push_sql(" ORDER BY ");
+            self.order.walk_ast(out.reborrow())?;
+        }
+        out.push_sql(" LIMIT ");
+        out.push_bind_param::<BigInt, _>(&self.limit)?;
+        out.push_sql(" FOR UPDATE SKIP LOCKED");
+        Ok(())
+    }
+}
+
+/// Cached by its SQL text: the caller's filter may vary it.
+impl<T: Table, F, O> QueryId for Candidates<T, F, O> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<T: Table, F, O> Query for Candidates<T, F, O>
+where
+    T::PrimaryKey: Expression,
+{
+    type SqlType = <T::PrimaryKey as Expression>::SqlType;
+}
+
+impl<T: Table, F, O, C> RunQueryDsl<C> for Candidates<T, F, O> {}
 
 /// No order: the database's choice.
 #[doc(hidden)]

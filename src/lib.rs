@@ -86,18 +86,23 @@ pub use error::Error;
 pub use lease::{Age, Lease};
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;
-pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners};
+pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners, RunsBatchClaims};
 pub use update::{
     update, IncompleteUpdate, NoReturning, Returning, SupportsReturning, Update, UpdateOf, Where,
 };
 /// The statement types the claims build, named in their bounds; not for direct use.
 #[doc(hidden)]
 pub use {
-    claim_batch::{BatchClaim, BatchClaimStatement, BatchReadBack, NoOrder, OrderBy},
+    claim_batch::{
+        BatchClaim, BatchClaimParts, BatchClaimStatement, BatchReadBack, Candidates,
+        KeyedBatchClaim, NoOrder, OrderBy,
+    },
     claim_row::{KeyIs, RowClaimStatement, RowReadBack},
     refusal::{HolderColumns, WhyRefused},
     release_rows::{KeyIn, LockHeldRows, ReleaseStatement},
-    strategy::{BatchParts, ClaimsBatches, ForUpdate, NoLock, ReturnsSelection, SelectWhere},
+    strategy::{
+        BatchParts, ClaimsBatches, ForUpdate, NoLock, ReturnsSelection, SelectWhere, TakenBy,
+    },
 };
 
 #[doc(hidden)]

@@ -125,10 +125,7 @@ impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
         }
         let held = || {
             Both::new(
-                KeyIn {
-                    column: self.table.primary_key(),
-                    keys: self.keys.clone(),
-                },
+                KeyIn::new(self.table.primary_key(), self.keys.clone()),
                 held_by_token::<T>(&self.claim),
             )
         };
@@ -154,6 +151,12 @@ impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
 pub struct KeyIn<Key, K> {
     column: Key,
     keys: Vec<K>,
+}
+
+impl<Key, K> KeyIn<Key, K> {
+    pub(crate) fn new(column: Key, keys: Vec<K>) -> Self {
+        Self { column, keys }
+    }
 }
 
 impl<Key: Expression, K> Expression for KeyIn<Key, K> {

@@ -52,6 +52,25 @@ pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
     ) -> QueryResult<Vec<R>>;
 }
 
+/// How a backend runs a batch claim and learns which rows it won: one `UPDATE .. RETURNING`
+/// (PostgreSQL, SQLite), or a short transaction that locks the candidates' keys first
+/// (MySQL/MariaDB).
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn runs<'q, Parts, C, R>()
+/// where
+///     diesel::sqlite::Sqlite: diesel_lease::RunsBatchClaims<'q, Parts, C, R>,
+/// {
+/// }
+/// # fn main() {}
+/// ```
+pub trait RunsBatchClaims<'q, Parts, C, R>: Backend {
+    /// Runs the batch claim made of `parts` and gives back the rows it won.
+    #[doc(hidden)]
+    fn run_batch(parts: Parts, conn: &mut C) -> QueryResult<Vec<R>>;
+}
+
 /// How a backend finishes rows a claim holds in one guarded `UPDATE` and learns which it
 /// changed: `RETURNING` their keys, or (MySQL/MariaDB) by locking the rows the token still holds
 /// first, in the same short transaction.
@@ -97,6 +116,31 @@ macro_rules! reports_by_returning {
                 conn: &mut C,
             ) -> diesel::QueryResult<Vec<R>> {
                 diesel::RunQueryDsl::load(statement.returning(selection), conn)
+            }
+        }
+
+        impl<'q, T, F, O, Changes, Selection, C, R>
+            $crate::RunsBatchClaims<'q, $crate::BatchClaimParts<T, F, O, Changes, Selection>, C, R>
+            for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            T: $crate::ClaimLease,
+            Changes: diesel::query_builder::AsChangeset<Target = T>,
+            $crate::BatchClaim<
+                T,
+                F,
+                O,
+                ($crate::strategy::TakenBy<T>, Changes),
+                $crate::Returning<Selection>,
+            >: diesel::query_dsl::LoadQuery<'q, C, R>,
+        {
+            fn run_batch(
+                parts: $crate::BatchClaimParts<T, F, O, Changes, Selection>,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<R>> {
+                let (statement, selection) = parts.into_statement();
+                let statement = $crate::strategy::ReturnsSelection::returning(statement, selection);
+                diesel::RunQueryDsl::load(statement, conn)
             }
         }
 
@@ -185,7 +229,8 @@ impl<DB: Backend> BatchParts<'_, DB> {
 
 /// The changeset that takes a row for a claim, owning its values, so that a claim statement
 /// writes its own claim and no other.
-pub(crate) type TakenBy<T> = (
+#[doc(hidden)]
+pub type TakenBy<T> = (
     dsl::Eq<OwnerOf<T>, String>,
     dsl::Eq<TokenOf<T>, String>,
     dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
@@ -414,7 +459,7 @@ pub(crate) fn lost_conflict_claims_nothing<C: Connection, R>(
     }
 }
 
-fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
+pub(crate) fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
     matches!(
         C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
         Ok(None)

@@ -22,8 +22,17 @@ use diesel::sql_types::{BigInt, Datetime, HasSqlType};
 use diesel::QueryResult;
 
 use crate::sql_types::UtcTimestamp;
-use crate::strategy::{BatchParts, ClaimsBatches};
-use crate::{DatabaseClock, ReleasesRows, ReportsWinners, TimestampOn};
+use diesel::dsl::SqlTypeOf;
+use diesel::expression::Expression;
+use diesel::query_builder::AsChangeset;
+use diesel::sql_types::SqlType;
+use diesel::{Connection, RunQueryDsl};
+
+use crate::strategy::in_no_transaction;
+use crate::{
+    BatchClaimParts, BatchReadBack, Candidates, ClaimLease, DatabaseClock, KeyedBatchClaim,
+    ReleasesRows, ReportsWinners, RunsBatchClaims, TimestampOn,
+};
 
 impl DatabaseClock for Mysql {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
@@ -96,6 +105,7 @@ where
     /// The rows the token still holds are locked first, so the `UPDATE` changes exactly those,
     /// and their keys are the answer.
     fn released(statement: S, _: Keys, locking: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
+        read_committed_next(conn)?;
         conn.transaction(|conn| {
             let held: Vec<Key> = locking.load(conn)?;
             if !held.is_empty() {
@@ -106,16 +116,81 @@ where
     }
 }
 
-/// One single-table `UPDATE .. ORDER BY .. LIMIT`: MariaDB refuses `LIMIT` in an `IN` subquery,
-/// and MySQL an `UPDATE` that selects from its own table. InnoDB locks the rows it scans in
-/// index order, so concurrent batches queue on each other briefly rather than deadlock; a
-/// deadlock all the same claims nothing.
-impl ClaimsBatches for Mysql {
-    fn walk_batch_claim<'b>(
-        batch: BatchParts<'b, Self>,
-        mut out: AstPass<'_, 'b, Self>,
-    ) -> QueryResult<()> {
-        batch.walk_update_set(out.reborrow())?;
-        batch.walk_filter_order_limit(out.reborrow())
+/// A batch claim is a short transaction at READ COMMITTED: the candidates' keys are locked with
+/// `FOR UPDATE SKIP LOCKED`, so concurrent batches take different rows rather than queue on
+/// each other; the `UPDATE` then names those keys, so InnoDB locks rows by key equality alone
+/// and no gap; the rows are read back by the batch's token before the COMMIT. (MariaDB refuses
+/// `LIMIT` in an `IN` subquery, MySQL an `UPDATE` that selects from its own table, and an
+/// `UPDATE .. ORDER BY .. LIMIT` waits on every locked row it scans.)
+impl<'q, T, F, O, Changes, Selection, C, R>
+    RunsBatchClaims<'q, BatchClaimParts<T, F, O, Changes, Selection>, C, R> for Mysql
+where
+    C: Connection<Backend = Mysql>,
+    T: ClaimLease,
+    T::PrimaryKey: Expression,
+    SqlTypeOf<T::PrimaryKey>: KeyType,
+    F: Clone,
+    O: Clone,
+    Changes: AsChangeset<Target = T>,
+    Candidates<T, F, O>: LoadQuery<'q, C, KeyOf<T>>,
+    KeyedBatchClaim<T, F, Changes, KeyOf<T>>: ExecuteDsl<C>,
+    BatchReadBack<T, Selection>: LoadQuery<'q, C, R>,
+{
+    fn run_batch(
+        parts: BatchClaimParts<T, F, O, Changes, Selection>,
+        conn: &mut C,
+    ) -> QueryResult<Vec<R>> {
+        read_committed_next(conn)?;
+        conn.transaction(|conn| {
+            let keys: Vec<KeyOf<T>> = parts.candidates().load(conn)?;
+            if keys.is_empty() {
+                return Ok(Vec::new());
+            }
+            let (claim, read_back) = parts.claim_keys(keys);
+            claim.execute(conn)?;
+            read_back.load(conn)
+        })
     }
+}
+
+/// The Rust value of a primary key's SQL type, which a batch claim reads and binds back.
+///
+/// ```
+/// fn key<ST: diesel_lease::mysql::KeyType>() {}
+/// key::<diesel::sql_types::BigInt>();
+/// key::<diesel::sql_types::Text>();
+/// ```
+pub trait KeyType: SqlType {
+    /// The key's Rust type.
+    type Value;
+}
+
+macro_rules! key_types {
+    ($($sql:ty => $value:ty),+ $(,)?) => {$(
+        impl KeyType for $sql {
+            type Value = $value;
+        }
+    )+};
+}
+
+key_types!(
+    diesel::sql_types::BigInt => i64,
+    diesel::sql_types::Integer => i32,
+    diesel::sql_types::SmallInt => i16,
+    diesel::sql_types::Text => String,
+    diesel::sql_types::Binary => Vec<u8>,
+    diesel::sql_types::Unsigned<diesel::sql_types::BigInt> => u64,
+    diesel::sql_types::Unsigned<diesel::sql_types::Integer> => u32,
+);
+
+type KeyOf<T> = <SqlTypeOf<<T as diesel::Table>::PrimaryKey> as KeyType>::Value;
+
+/// The next transaction on `conn`, if it is the library's own, runs at READ COMMITTED: its
+/// locking reads take no gap locks and keep no lock on rows they pass over. Inside a
+/// transaction of the caller's, the caller's isolation stands.
+fn read_committed_next<C: Connection<Backend = Mysql>>(conn: &mut C) -> QueryResult<()> {
+    if in_no_transaction(conn) {
+        conn.batch_execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+    }
+    Ok(())
 }

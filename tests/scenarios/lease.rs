@@ -571,7 +571,9 @@ fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_w
             scope.spawn(move || {
                 let conn = &mut pool.get().expect("a connection per worker");
                 start.wait();
-                loop {
+                // An empty batch means nothing is claimable now (all held, or a lost conflict),
+                // not that the queue is done: the queue is done when no job is left queued.
+                for _ in 0..10_000 {
                     let batch: Batch<String> = lease_jobs::table
                         .claim_batch(10, minute())
                         .filter(lease_jobs::id.eq_any(ids))
@@ -582,7 +584,16 @@ fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_w
                         .by(&format!("worker-{worker}"), conn)
                         .expect("no claim errors");
                     if batch.is_empty() {
-                        break;
+                        let queued: i64 = lease_jobs::table
+                            .filter(lease_jobs::id.eq_any(ids))
+                            .filter(lease_jobs::status.eq("queued"))
+                            .count()
+                            .get_result(conn)
+                            .unwrap();
+                        if queued == 0 {
+                            return;
+                        }
+                        continue;
                     }
                     assert!(batch.len() <= 10);
                     let (rows, claim) = batch.into_parts();
@@ -590,6 +601,7 @@ fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_w
                     assert_eq!(finished.len(), rows.len(), "every row won is still held");
                     won.lock().unwrap().extend(rows);
                 }
+                panic!("worker-{worker} never saw the queue done");
             });
         }
     });

@@ -56,3 +56,44 @@ fn a_lease_update_is_prepared_once_per_connection() {
     }
     assert_eq!(prepared_updates(&mut conn), 1, "diesel::update prepares anew each time, keeping nothing");
 }
+
+#[derive(QueryableByName)]
+struct Waiting {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    waiting: bool,
+}
+
+#[test]
+fn a_claim_that_loses_a_serialization_conflict_is_refused_not_an_error() {
+    use diesel::connection::SimpleConnection;
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    // A claimer whose statements run at REPEATABLE READ: a row changed by a transaction that
+    // commits after the claim's snapshot is a serialization failure (40001), not a wait.
+    let mut claimer = backend::connect();
+    claimer.batch_execute("SET default_transaction_isolation = 'repeatable read'").unwrap();
+    let pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>("pg_backend_pid()")).get_result(&mut claimer).unwrap();
+    let mut holder = backend::connect();
+    holder.batch_execute("BEGIN").unwrap();
+    diesel::update(lease_jobs::table.find(&id)).set(lease_jobs::status.eq("queued")).execute(&mut holder).unwrap();
+
+    let outcome = std::thread::scope(|scope| {
+        let claim = scope.spawn(|| {
+            lease_jobs::table
+                .claim_row(id.as_str(), minute())
+                .returning(Job::as_select())
+                .by(Claim::new("worker-1").unwrap(), &mut claimer)
+        });
+        // Commit only once the claim waits on the holder's row lock.
+        let waits = format!("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = {pid} AND wait_event_type = 'Lock') AS waiting");
+        while !diesel::sql_query(&waits).get_result::<Waiting>(&mut *conn).unwrap().waiting {
+            std::thread::yield_now();
+        }
+        holder.batch_execute("COMMIT").unwrap();
+        claim.join().unwrap()
+    });
+
+    let outcome = outcome.expect("a lost serialization conflict is no error");
+    assert!(!outcome.is_won(), "and it claimed nothing");
+    assert_eq!(job(&mut conn, &id).lease_token, None);
+}
