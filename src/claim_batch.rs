@@ -2,7 +2,7 @@
 //! statement that concurrent claimers cannot both win.
 use diesel::backend::Backend;
 use diesel::connection::Connection;
-use diesel::expression::{AppearsOnTable, Expression};
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::{QueryResult, RunQueryDsl, Table};
@@ -209,7 +209,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning<S>(self, selection: S) -> ClaimBatch<T, F, O, Changes, S> {
+    pub fn returning<S: SelectableExpression<T>>(self, selection: S) -> ClaimBatch<T, F, O, Changes, S> {
         ClaimBatch {
             table: self.table,
             size: self.size,

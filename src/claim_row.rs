@@ -1,6 +1,6 @@
 //! Claiming one row, by its primary key, in one conditional `UPDATE` that sets the claim itself.
 use diesel::connection::Connection;
-use diesel::expression::{AppearsOnTable, Expression};
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::expression_methods::EqAll;
 use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
@@ -154,7 +154,7 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning<S>(self, selection: S) -> ClaimRow<T, K, F, Changes, S> {
+    pub fn returning<S: SelectableExpression<T>>(self, selection: S) -> ClaimRow<T, K, F, Changes, S> {
         ClaimRow {
             table: self.table,
             key: self.key,
