@@ -12,8 +12,8 @@ use diesel::sql_types::{BigInt, HasSqlType};
 
 use crate::release_rows::KeyIn;
 use crate::strategy::{
-    held_by_token, lost_conflict_claims_nothing, taken_by, BatchParts, Both, ClaimsBatches,
-    HeldByToken, NoChanges, ReturnsSelection, RunsBatchClaims, SelectWhere, TakenBy,
+    lost_conflict_claims_nothing, taken_by, BatchParts, Both, ClaimsBatches, HeldByToken,
+    NoChanges, ReturnsSelection, RunsBatchClaims, SelectWhere, TakenBy,
 };
 use crate::{Claim, ClaimLease, Claimable, Error, Lease, NoReturning, Returning, Update, Where};
 
@@ -209,7 +209,10 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning<S: SelectableExpression<T>>(self, selection: S) -> ClaimBatch<T, F, O, Changes, S> {
+    pub fn returning<S: SelectableExpression<T>>(
+        self,
+        selection: S,
+    ) -> ClaimBatch<T, F, O, Changes, S> {
         ClaimBatch {
             table: self.table,
             size: self.size,
@@ -292,6 +295,7 @@ pub struct BatchClaimParts<T, F, O, Changes, Selection> {
 impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, Selection> {
     /// The one `UPDATE` that picks and claims the rows (PostgreSQL, SQLite), and the selection
     /// it should return.
+    #[cfg(any(feature = "postgres", feature = "sqlite"))]
     pub(crate) fn into_statement(self) -> (BatchClaimStatement<T, F, O, Changes>, Selection)
     where
         Changes: AsChangeset<Target = T>,
@@ -310,6 +314,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, 
 
     /// The keys of the rows to claim, locked, skipping rows another transaction has locked
     /// (MySQL/MariaDB, in a transaction).
+    #[cfg(feature = "mysql")]
     pub(crate) fn candidates(&self) -> Candidates<T, F, O>
     where
         F: Clone,
@@ -326,6 +331,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, 
 
     /// The `UPDATE` of the rows with `keys`, still claimable, and the read of the rows the
     /// batch's token then holds (MySQL/MariaDB).
+    #[cfg(feature = "mysql")]
     pub(crate) fn claim_keys<K>(
         self,
         keys: Vec<K>,
@@ -344,8 +350,11 @@ impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, 
             )),
             (taken_by::<T>(&self.claim), self.changes),
         );
-        let read_back =
-            SelectWhere::new(self.table, self.selection, held_by_token::<T>(&self.claim));
+        let read_back = SelectWhere::new(
+            self.table,
+            self.selection,
+            crate::strategy::held_by_token::<T>(&self.claim),
+        );
         (statement, read_back)
     }
 }

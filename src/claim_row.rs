@@ -154,7 +154,10 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning<S: SelectableExpression<T>>(self, selection: S) -> ClaimRow<T, K, F, Changes, S> {
+    pub fn returning<S: SelectableExpression<T>>(
+        self,
+        selection: S,
+    ) -> ClaimRow<T, K, F, Changes, S> {
         ClaimRow {
             table: self.table,
             key: self.key,

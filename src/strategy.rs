@@ -194,6 +194,7 @@ pub struct BatchParts<'b, DB: Backend> {
     pub limit: &'b i64,
 }
 
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
 impl<DB: Backend> BatchParts<'_, DB> {
     /// `UPDATE table SET ..`: how every backend's batch claim starts or ends.
     pub(crate) fn walk_update_set<'b>(&self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()>
