@@ -56,3 +56,24 @@ fn agent_connection() -> Result<diesel::sqlite::SqliteConnection, diesel_lease::
         .execute(&mut conn)?;
     Ok(conn)
 }
+
+/// A pool of SQLite connections to a database file of its own, with one queued job.
+#[allow(dead_code)]
+fn jobs_pool() -> Result<
+    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<diesel::sqlite::SqliteConnection>>,
+    Box<dyn std::error::Error>,
+> {
+    let file = std::env::temp_dir().join(format!("diesel-lease-doctest-{}.db", uuid::Uuid::new_v4()));
+    let pool = diesel::r2d2::Pool::builder()
+        .max_size(2)
+        .connection_customizer(Box::new(diesel_lease::sqlite::SqlitePragmas::default()))
+        .build(diesel::r2d2::ConnectionManager::new(file.to_string_lossy()))?;
+    let conn = &mut pool.get()?;
+    diesel::sql_query(
+        "CREATE TABLE jobs (id BIGINT PRIMARY KEY, status TEXT NOT NULL, owner TEXT, \
+         claim_token TEXT, claimed_at TEXT)",
+    )
+    .execute(conn)?;
+    diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(conn)?;
+    Ok(pool)
+}

@@ -36,6 +36,9 @@ pub enum Error {
     /// A claim token is empty, too long or holds control characters.
     #[error("invalid claim token: {0}")]
     InvalidToken(String),
+    /// A keeper's renewal thread could not be started.
+    #[error("the keeper's thread could not start: {0}")]
+    KeeperThread(#[source] std::io::Error),
     /// A batch claim asked for no rows, or for more than
     /// [`MAX_BATCH`](crate::ClaimBatch::MAX_BATCH).
     #[error("invalid batch size: {0}")]

@@ -60,6 +60,7 @@ mod claim_lease;
 mod claim_row;
 mod clock;
 mod error;
+mod keeper;
 mod lease;
 mod refusal;
 mod release_rows;
@@ -83,6 +84,7 @@ pub use claim_lease::{
 pub use claim_row::{ClaimRow, Claimed, Won};
 pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
+pub use keeper::{Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
 pub use lease::{Age, Lease};
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;
@@ -99,7 +101,7 @@ pub use {
     },
     claim_row::{KeyIs, RowClaimStatement, RowReadBack},
     refusal::{HolderColumns, WhyRefused},
-    release_rows::{KeyIn, LockHeldRows, ReleaseStatement},
+    release_rows::{GuardedUpdate, KeyIn, LockHeldRows, ReleaseStatement},
     strategy::{
         BatchParts, ClaimsBatches, ForUpdate, NoLock, ReturnsSelection, SelectWhere, TakenBy,
     },

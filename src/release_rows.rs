@@ -12,9 +12,13 @@ use crate::{Claim, ClaimLease, Error, Released, SelectWhere, Update, Where};
 
 type HeldRows<T, K> = Both<KeyIn<<T as Table>::PrimaryKey, K>, HeldByToken<T>>;
 
+/// An `UPDATE` of the rows with the given keys that a claim still holds.
+#[doc(hidden)]
+pub type GuardedUpdate<T, K, Changes> = Update<T, Where<HeldRows<T, K>>, Changes>;
+
 /// The `UPDATE` a [`ReleaseRows`] runs.
 #[doc(hidden)]
-pub type ReleaseStatement<T, K, Changes> = Update<T, Where<HeldRows<T, K>>, (Released<T>, Changes)>;
+pub type ReleaseStatement<T, K, Changes> = GuardedUpdate<T, K, (Released<T>, Changes)>;
 
 /// How MySQL/MariaDB learn which rows a release will change: they lock them first.
 #[doc(hidden)]
@@ -120,28 +124,46 @@ impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
             K,
         >,
     {
-        if self.keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let held = || {
-            Both::new(
-                KeyIn::new(self.table.primary_key(), self.keys.clone()),
-                held_by_token::<T>(&self.claim),
-            )
-        };
-        let statement = Update::new(
-            self.table,
-            Where::new(held()),
-            (self.table.released(), self.changes),
-        );
-        let locking = SelectWhere::new(self.table, self.table.primary_key(), held());
-        Ok(C::Backend::released(
-            statement,
-            self.table.primary_key(),
-            locking,
-            conn,
-        )?)
+        let changes = (self.table.released(), self.changes);
+        guarded_update(self.table, &self.claim, self.keys, changes, conn)
     }
+}
+
+/// Runs `changes` on the rows with `keys` that `claim` still holds, in one `UPDATE`, and gives
+/// back the keys of the rows it changed: a release, a renewal.
+pub(crate) fn guarded_update<'q, T, K, Changes, C>(
+    table: T,
+    claim: &Claim,
+    keys: Vec<K>,
+    changes: Changes,
+    conn: &mut C,
+) -> Result<Vec<K>, Error>
+where
+    T: ClaimLease,
+    T::PrimaryKey: Column,
+    K: Clone,
+    Changes: AsChangeset<Target = T>,
+    C: Connection,
+    C::Backend:
+        ReleasesRows<'q, GuardedUpdate<T, K, Changes>, T::PrimaryKey, LockHeldRows<T, K>, C, K>,
+{
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let held = |keys| {
+        Both::new(
+            KeyIn::new(table.primary_key(), keys),
+            held_by_token::<T>(claim),
+        )
+    };
+    let locking = SelectWhere::new(table, table.primary_key(), held(keys.clone()));
+    let statement = Update::new(table, Where::new(held(keys)), changes);
+    Ok(C::Backend::released(
+        statement,
+        table.primary_key(),
+        locking,
+        conn,
+    )?)
 }
 
 /// `key IN (?, ?, ..)` over a single-column primary key: one bind per key, so its SQL varies

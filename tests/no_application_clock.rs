@@ -50,6 +50,9 @@ fn code_lines(dir: &Path, found: &mut Vec<String>) {
         if !is_code || path.ends_with("doctest_setup.rs") {
             continue;
         }
+        // The keeper's trust deadline reads the monotonic clock there, and only there: it can only
+        // make a keeper give a lease up sooner, never hold it longer.
+        let monotonic = path.ends_with("src/keeper/monotonic.rs");
         let text = std::fs::read_to_string(&path).expect("readable file");
         for (number, line) in text.lines().enumerate() {
             let code = line.trim_start();
@@ -57,7 +60,9 @@ fn code_lines(dir: &Path, found: &mut Vec<String>) {
                 continue; // comments may name what is forbidden, to say why
             }
             for (pattern, why) in FORBIDDEN {
-                if code.contains(pattern) {
+                let the_exception =
+                    code == "Instant::now()" && matches!(*pattern, "Instant::now" | "now()");
+                if code.contains(pattern) && !(monotonic && the_exception) {
                     found.push(format!(
                         "{}:{}: `{pattern}` reads {why}",
                         path.display(),

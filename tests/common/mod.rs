@@ -22,6 +22,9 @@ macro_rules! server_backend {
         /// Whether a writer locks the whole database (SQLite), rather than rows.
         pub const HAS_DATABASE_LOCK: bool = false;
 
+        /// Starts a transaction that will write.
+        pub const BEGIN_WRITE: &str = "BEGIN";
+
         fn url() -> Option<&'static str> {
             static URL: OnceLock<Option<String>> = OnceLock::new();
             URL.get_or_init(|| super::server_url($name, $variable))

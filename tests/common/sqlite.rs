@@ -9,6 +9,9 @@ pub type Conn = SqliteConnection;
 /// Whether a writer locks the whole database (SQLite), rather than rows.
 pub const HAS_DATABASE_LOCK: bool = true;
 
+/// Starts a transaction that will write: it takes the database's write lock at once.
+pub const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+
 fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {

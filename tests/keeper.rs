@@ -1,0 +1,21 @@
+//! The keeper, on every configured backend.
+mod common;
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use crate::common::postgres as backend;
+    include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_postgres.rs");
+}
+
+#[cfg(feature = "mysql")]
+mod mysql {
+    use crate::common::mysql as backend;
+    include!("scenarios/keeper.rs");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use crate::common::sqlite as backend;
+    include!("scenarios/keeper.rs");
+}

@@ -1,0 +1,230 @@
+// The keeper's scenarios, included once per backend by tests/keeper.rs. Rounds of renewals are
+// counted, not timed: a test waits for the keeper to make rounds, then asserts what they did.
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_lease::prelude::*;
+use diesel_lease::{Keeper, KeeperSettings, LossReason};
+
+use crate::common::jobs::{lease_jobs, Job};
+use crate::common::unique_id;
+
+type Pool = diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<backend::Conn>>;
+
+fn queued(pool: &Pool, count: usize) -> Vec<String> {
+    let ids: Vec<String> = (0..count).map(|_| unique_id("kept")).collect();
+    let rows: Vec<_> = ids.iter().map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued"))).collect();
+    for chunk in rows.chunks(500) {
+        diesel::insert_into(lease_jobs::table).values(chunk).execute(&mut pool.get().unwrap()).unwrap();
+    }
+    ids
+}
+
+fn claimed(pool: &Pool, ids: &[String], lease: Lease) -> (Vec<String>, Claim) {
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(ids.len(), lease)
+        .filter(lease_jobs::id.eq_any(ids))
+        .set(lease_jobs::status.eq("running"))
+        .returning(lease_jobs::id)
+        .by("worker-1", &mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(batch.len(), ids.len());
+    batch.into_parts()
+}
+
+fn job(pool: &Pool, id: &str) -> Job {
+    lease_jobs::table.find(id).select(Job::as_select()).first(&mut pool.get().unwrap()).unwrap()
+}
+
+/// Waits until the keeper has made `rounds` more rounds (or says why not, after a generous while).
+fn after_rounds<C: diesel::r2d2::R2D2Connection>(keeper: &Keeper<C>, rounds: u64) {
+    let until = keeper.rounds() + rounds;
+    for _ in 0..2_000 {
+        if keeper.rounds() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("the keeper made no {rounds} rounds in 10 s");
+}
+
+/// Renews every 20 ms: many rounds pass quickly, none of them near the lease.
+fn fast(lease: Lease) -> KeeperSettings {
+    KeeperSettings::new(lease).every(Duration::from_millis(20))
+}
+
+fn minute() -> Lease {
+    Lease::from_secs(60).unwrap()
+}
+
+#[test]
+fn a_row_released_behind_the_keepers_back_is_reported_lost_within_a_round() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 3);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    after_rounds(&keeper, 1);
+    assert!(kept.is_held());
+
+    // An operator frees one row.
+    diesel::update(lease_jobs::table.find(&ids[0])).set(lease_jobs::table.released()).execute(&mut shared.get().unwrap()).unwrap();
+    after_rounds(&keeper, 2);
+
+    assert!(!kept.is_held(), "the first renewal after the release says so");
+    let lost = kept.check().expect_err("lost");
+    assert_eq!((lost.rows, lost.reason), (vec![ids[0].clone()], LossReason::TakenOver));
+    let mut held = kept.held();
+    held.sort();
+    let mut rest = ids[1..].to_vec();
+    rest.sort();
+    assert_eq!(held, rest, "the other rows are still kept");
+}
+
+#[test]
+fn renewals_move_the_lease_forward_by_the_databases_clock() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 2);
+    let lease = Lease::from_secs(30).unwrap();
+    let (ids, claim) = claimed(&shared, &ids, lease);
+    for id in &ids {
+        diesel::update(lease_jobs::table.find(id))
+            .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(25)).unwrap()))
+            .execute(&mut shared.get().unwrap())
+            .unwrap();
+    }
+    let keeper = Keeper::start(backend::pool_of(2), fast(lease)).unwrap();
+    let _kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    after_rounds(&keeper, 2);
+
+    let young: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(&ids))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
+        .count()
+        .get_result(&mut shared.get().unwrap())
+        .unwrap();
+    assert_eq!(young, 2, "both rows were renewed, 25 s old before");
+}
+
+#[test]
+fn release_is_guarded_by_the_token_and_never_twice_and_a_drop_releases() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 3);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids[..2].to_vec());
+    let dropped = keeper.keep(lease_jobs::table, claim, ids[2..].to_vec());
+
+    let mut released = kept.release().unwrap();
+    released.sort();
+    let mut expected = ids[..2].to_vec();
+    expected.sort();
+    assert_eq!(released, expected);
+    drop(dropped);
+
+    for id in &ids {
+        assert_eq!(job(&shared, id).lease_token, None, "{id} released");
+    }
+}
+
+#[test]
+fn dropping_the_keeper_releases_what_it_keeps() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 2);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+
+    drop(keeper);
+
+    for id in &ids {
+        assert_eq!(job(&shared, id).lease_token, None, "{id} released when the keeper stopped");
+    }
+    assert!(kept.release().unwrap().is_empty(), "and never released twice");
+}
+
+#[test]
+fn a_thousand_rows_are_renewed_by_one_statement_a_round() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1_000);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids);
+    after_rounds(&keeper, 3);
+
+    let (rounds, statements) = (keeper.rounds(), keeper.renewal_statements());
+    assert!(statements >= 3 && statements <= rounds, "{statements} statements in {rounds} rounds for 1,000 rows");
+    assert!(kept.is_held());
+    assert_eq!(kept.held().len(), 1_000);
+}
+
+#[test]
+fn past_the_longest_hold_the_keeper_stops_renewing_and_says_so() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_most(Duration::from_millis(100))).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    for _ in 0..500 {
+        if !kept.is_held() {
+            break;
+        }
+        after_rounds(&keeper, 1);
+    }
+    assert_eq!(kept.check().expect_err("lost").reason, LossReason::LongestHold);
+
+    diesel::update(lease_jobs::table.find(&ids[0]))
+        .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(50)).unwrap()))
+        .execute(&mut shared.get().unwrap())
+        .unwrap();
+    let statements = keeper.renewal_statements();
+    after_rounds(&keeper, 3);
+    assert_eq!(keeper.renewal_statements(), statements, "no renewal after the longest hold");
+    let stale: i64 = lease_jobs::table
+        .find(&ids[0])
+        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
+        .count()
+        .get_result(&mut shared.get().unwrap())
+        .unwrap();
+    assert_eq!(stale, 0, "the row ages towards its takeover");
+}
+
+#[test]
+fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out() {
+    use diesel::connection::SimpleConnection;
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    // A real expiry: a 1 s lease, trusted for 0.7 s after each confirmed renewal.
+    let lease = Lease::from_secs(1).unwrap();
+    let (ids, claim) = claimed(&shared, &ids, lease);
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        KeeperSettings::new(lease).every(Duration::from_millis(100)).margin(Duration::from_millis(300)),
+    )
+    .unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    after_rounds(&keeper, 1);
+    assert!(kept.is_held());
+
+    // Another session holds the row (on SQLite, the whole database): renewals cannot get through.
+    let mut blocker = backend::connect();
+    blocker.batch_execute(backend::BEGIN_WRITE).unwrap();
+    diesel::update(lease_jobs::table.find(&ids[0])).set(lease_jobs::status.eq("running")).execute(&mut blocker).unwrap();
+    for _ in 0..2_000 {
+        if !kept.is_held() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The moment the keeper gives up, the database still counts the lease as running.
+    let fresh: i64 = lease_jobs::table
+        .find(&ids[0])
+        .filter(lease_jobs::table.fresh(lease))
+        .count()
+        .get_result(&mut blocker)
+        .unwrap();
+    blocker.batch_execute("ROLLBACK").unwrap();
+
+    assert_eq!(kept.check().expect_err("lost").reason, LossReason::Unconfirmed);
+    assert_eq!(fresh, 1, "lost by the keeper's reckoning before the lease ran out by the database's");
+}
