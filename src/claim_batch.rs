@@ -1,31 +1,13 @@
 //! Claiming the next rows that are due: up to N claimable rows, in the caller's order, in one
 //! statement that concurrent claimers cannot both win.
-use diesel::backend::Backend;
 use diesel::connection::Connection;
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
-use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
-use diesel::{QueryResult, RunQueryDsl, Table};
 
-use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType};
-
-use crate::release_rows::KeyIn;
-use crate::strategy::{
-    lost_conflict_claims_nothing, taken_by, BatchParts, Both, ClaimsBatches, HeldByToken,
-    NoChanges, ReturnsSelection, RunsBatchClaims, SelectWhere, TakenBy,
-};
-use crate::{Claim, ClaimLease, Claimable, Error, Lease, NoReturning, Returning, Update, Where};
-
-/// The `UPDATE` a [`ClaimBatch`] runs.
-#[doc(hidden)]
-pub type BatchClaimStatement<T, F, O, Changes> =
-    BatchClaim<T, F, O, (TakenBy<T>, Changes), NoReturning>;
-
-/// How MySQL/MariaDB read back the rows a [`ClaimBatch`] won: by the batch's token, in the
-/// claim's transaction.
-#[doc(hidden)]
-pub type BatchReadBack<T, Selection> = SelectWhere<T, Selection, HeldByToken<T>>;
+use crate::batch_update::{BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
+use crate::strategy::{lost_conflict_claims_nothing, taken_by, Both, NoChanges, TakenBy};
+use crate::{Claim, ClaimLease, Claimable, Error, Lease};
 
 /// A claim of the next rows of `T` that are due: built by [`ClaimLease::claim_batch`], run by
 /// [`by`](Self::by).
@@ -250,7 +232,8 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     pub fn by<'q, C, R>(self, owner: &str, conn: &mut C) -> Result<Batch<R>, Error>
     where
         C: Connection,
-        C::Backend: RunsBatchClaims<'q, BatchClaimParts<T, F, O, Changes, Selection>, C, R>,
+        C::Backend:
+            RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, (TakenBy<T>, Changes), Selection>, C, R>,
     {
         let limit = match i64::try_from(self.size) {
             Ok(limit) if (1..=Self::MAX_BATCH).contains(&self.size) => limit,
@@ -263,267 +246,17 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             }
         };
         let claim = Claim::new(owner)?;
-        let parts = BatchClaimParts {
+        let parts = BatchUpdateParts {
             table: self.table,
-            claim: claim.clone(),
             filter: self.filter,
             order: self.order,
             limit,
-            changes: self.changes,
+            set: (taken_by::<T>(&claim), self.changes),
             selection: self.selection,
         };
         let winners = C::Backend::run_batch(parts, conn);
         let rows = lost_conflict_claims_nothing(winners, conn)?;
         Ok(Batch { rows, claim })
-    }
-}
-
-/// Everything a backend needs to run a batch claim, for it to build the statements its way
-/// ([`RunsBatchClaims`]).
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct BatchClaimParts<T, F, O, Changes, Selection> {
-    table: T,
-    claim: Claim,
-    filter: F,
-    order: O,
-    limit: i64,
-    changes: Changes,
-    selection: Selection,
-}
-
-impl<T: ClaimLease, F, O, Changes, Selection> BatchClaimParts<T, F, O, Changes, Selection> {
-    /// The one `UPDATE` that picks and claims the rows (PostgreSQL, SQLite), and the selection
-    /// it should return.
-    #[cfg(any(feature = "postgres", feature = "sqlite"))]
-    pub(crate) fn into_statement(self) -> (BatchClaimStatement<T, F, O, Changes>, Selection)
-    where
-        Changes: AsChangeset<Target = T>,
-    {
-        let statement = BatchClaim {
-            from_clause: self.table.from_clause(),
-            primary_key: self.table.primary_key(),
-            set: (taken_by::<T>(&self.claim), self.changes).as_changeset(),
-            filter: self.filter,
-            order: self.order,
-            limit: self.limit,
-            returning: NoReturning,
-        };
-        (statement, self.selection)
-    }
-
-    /// The keys of the rows to claim, locked, skipping rows another transaction has locked
-    /// (MySQL/MariaDB, in a transaction).
-    #[cfg(feature = "mysql")]
-    pub(crate) fn candidates(&self) -> Candidates<T, F, O>
-    where
-        F: Clone,
-        O: Clone,
-    {
-        Candidates {
-            from_clause: self.table.from_clause(),
-            primary_key: self.table.primary_key(),
-            filter: self.filter.clone(),
-            order: self.order.clone(),
-            limit: self.limit,
-        }
-    }
-
-    /// The `UPDATE` of the rows with `keys`, still claimable, and the read of the rows the
-    /// batch's token then holds (MySQL/MariaDB).
-    #[cfg(feature = "mysql")]
-    pub(crate) fn claim_keys<K>(
-        self,
-        keys: Vec<K>,
-    ) -> (
-        KeyedBatchClaim<T, F, Changes, K>,
-        BatchReadBack<T, Selection>,
-    )
-    where
-        Changes: AsChangeset<Target = T>,
-    {
-        let statement = Update::new(
-            self.table,
-            Where::new(Both::new(
-                KeyIn::new(self.table.primary_key(), keys),
-                self.filter,
-            )),
-            (taken_by::<T>(&self.claim), self.changes),
-        );
-        let read_back = SelectWhere::new(
-            self.table,
-            self.selection,
-            crate::strategy::held_by_token::<T>(&self.claim),
-        );
-        (statement, read_back)
-    }
-}
-
-/// The `UPDATE` of a batch by the keys its candidates locked (MySQL/MariaDB).
-#[doc(hidden)]
-pub type KeyedBatchClaim<T, F, Changes, K> =
-    Update<T, Where<Both<KeyIn<<T as Table>::PrimaryKey, K>, F>>, (TakenBy<T>, Changes)>;
-
-/// `SELECT key FROM table WHERE .. ORDER BY .. LIMIT n FOR UPDATE SKIP LOCKED`.
-#[doc(hidden)]
-pub struct Candidates<T: Table, F, O> {
-    from_clause: T::FromClause,
-    primary_key: T::PrimaryKey,
-    filter: F,
-    order: O,
-    limit: i64,
-}
-
-impl<T: Table, F, O> std::fmt::Debug for Candidates<T, F, O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(std::any::type_name::<Self>())
-    }
-}
-
-impl<T, F, O, DB> QueryFragment<DB> for Candidates<T, F, O>
-where
-    DB: Backend + HasSqlType<BigInt>,
-    i64: ToSql<BigInt, DB>,
-    T: Table,
-    T::FromClause: QueryFragment<DB>,
-    T::PrimaryKey: QueryFragment<DB>,
-    F: QueryFragment<DB>,
-    O: QueryFragment<DB>,
-{
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        out.push_sql("SELECT ");
-        self.primary_key.walk_ast(out.reborrow())?;
-        out.push_sql(" FROM ");
-        self.from_clause.walk_ast(out.reborrow())?;
-        out.push_sql(" WHERE ");
-        self.filter.walk_ast(out.reborrow())?;
-        if !self.order.is_noop(out.backend())? {
-            out.push_sql(" ORDER BY ");
-            self.order.walk_ast(out.reborrow())?;
-        }
-        out.push_sql(" LIMIT ");
-        out.push_bind_param::<BigInt, _>(&self.limit)?;
-        out.push_sql(" FOR UPDATE SKIP LOCKED");
-        Ok(())
-    }
-}
-
-/// Cached by its SQL text: the caller's filter may vary it.
-impl<T: Table, F, O> QueryId for Candidates<T, F, O> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<T: Table, F, O> Query for Candidates<T, F, O>
-where
-    T::PrimaryKey: Expression,
-{
-    type SqlType = <T::PrimaryKey as Expression>::SqlType;
-}
-
-impl<T: Table, F, O, C> RunQueryDsl<C> for Candidates<T, F, O> {}
-
-/// No order: the database's choice.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, QueryId)]
-pub struct NoOrder;
-
-impl<DB: Backend> QueryFragment<DB> for NoOrder {
-    fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        Ok(())
-    }
-}
-
-/// The caller's order of a batch.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, QueryId)]
-pub struct OrderBy<Order>(Order);
-
-impl<DB: Backend, Order: QueryFragment<DB>> QueryFragment<DB> for OrderBy<Order> {
-    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        self.0.walk_ast(out)
-    }
-}
-
-/// The `UPDATE` of a batch claim; each backend puts its parts together
-/// ([`ClaimsBatches`](crate::strategy::ClaimsBatches)).
-#[doc(hidden)]
-pub struct BatchClaim<T: Table, F, O, Set: AsChangeset, Ret> {
-    from_clause: T::FromClause,
-    primary_key: T::PrimaryKey,
-    set: Set::Changeset,
-    filter: F,
-    order: O,
-    limit: i64,
-    returning: Ret,
-}
-
-impl<T: Table, F, O, Set: AsChangeset, Ret> std::fmt::Debug for BatchClaim<T, F, O, Set, Ret> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(std::any::type_name::<Self>())
-    }
-}
-
-impl<T, F, O, Set, Ret, DB> QueryFragment<DB> for BatchClaim<T, F, O, Set, Ret>
-where
-    DB: ClaimsBatches,
-    T: Table,
-    T::FromClause: QueryFragment<DB>,
-    T::PrimaryKey: QueryFragment<DB>,
-    Set: AsChangeset,
-    Set::Changeset: QueryFragment<DB>,
-    F: QueryFragment<DB>,
-    O: QueryFragment<DB>,
-    Ret: QueryFragment<DB>,
-{
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let order: Option<&dyn QueryFragment<DB>> = if self.order.is_noop(out.backend())? {
-            None
-        } else {
-            Some(&self.order)
-        };
-        let parts = BatchParts {
-            table: &self.from_clause,
-            primary_key: &self.primary_key,
-            set: &self.set,
-            filter: &self.filter,
-            order,
-            limit: &self.limit,
-        };
-        DB::walk_batch_claim(parts, out.reborrow())?;
-        self.returning.walk_ast(out.reborrow())
-    }
-}
-
-/// Cached by its SQL text, like [`Update`](crate::Update): the caller's changes may vary it.
-impl<T: Table, F, O, Set: AsChangeset, Ret> QueryId for BatchClaim<T, F, O, Set, Ret> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<T: Table, F, O, Set: AsChangeset, Selection: Expression> Query
-    for BatchClaim<T, F, O, Set, Returning<Selection>>
-{
-    type SqlType = Selection::SqlType;
-}
-
-impl<T: Table, F, O, Set: AsChangeset, Ret, C> RunQueryDsl<C> for BatchClaim<T, F, O, Set, Ret> {}
-
-impl<T: Table, F, O, Set: AsChangeset, Selection> ReturnsSelection<Selection>
-    for BatchClaim<T, F, O, Set, NoReturning>
-{
-    type Returning = BatchClaim<T, F, O, Set, Returning<Selection>>;
-
-    fn returning(self, selection: Selection) -> Self::Returning {
-        BatchClaim {
-            from_clause: self.from_clause,
-            primary_key: self.primary_key,
-            set: self.set,
-            filter: self.filter,
-            order: self.order,
-            limit: self.limit,
-            returning: Returning(selection),
-        }
     }
 }
 

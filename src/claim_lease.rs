@@ -99,7 +99,7 @@ pub trait ClaimLease: Table + Copy + Default {
     ) -> crate::ClaimBatch<
         Self,
         Claimable<Self>,
-        crate::claim_batch::NoOrder,
+        crate::batch_update::NoOrder,
         crate::NoChanges<Self>,
         Self::AllColumns,
     > {

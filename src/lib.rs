@@ -54,6 +54,7 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+mod batch_update;
 mod claim;
 mod claim_batch;
 mod claim_lease;
@@ -75,6 +76,7 @@ pub mod pg;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+pub use batch_update::RunsBatchUpdates;
 pub use claim::Claim;
 pub use claim_batch::{Batch, ClaimBatch};
 pub use claim_lease::{
@@ -88,16 +90,16 @@ pub use keeper::{Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
 pub use lease::{Age, Lease};
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;
-pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners, RunsBatchClaims};
+pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners};
 pub use update::{
     update, IncompleteUpdate, NoReturning, Returning, SupportsReturning, Update, UpdateOf, Where,
 };
 /// The statement types the claims build, named in their bounds; not for direct use.
 #[doc(hidden)]
 pub use {
-    claim_batch::{
-        BatchClaim, BatchClaimParts, BatchClaimStatement, BatchReadBack, Candidates,
-        KeyedBatchClaim, NoOrder, OrderBy,
+    batch_update::{
+        BatchUpdate, BatchUpdateParts, Candidates, KeyedBatchUpdate, KeyedReadBack, NoOrder,
+        OrderBy,
     },
     claim_row::{KeyIs, RowClaimStatement, RowReadBack},
     refusal::{HolderColumns, WhyRefused},

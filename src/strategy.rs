@@ -52,25 +52,6 @@ pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
     ) -> QueryResult<Vec<R>>;
 }
 
-/// How a backend runs a batch claim and learns which rows it won: one `UPDATE .. RETURNING`
-/// (PostgreSQL, SQLite), or a short transaction that locks the candidates' keys first
-/// (MySQL/MariaDB).
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// fn runs<'q, Parts, C, R>()
-/// where
-///     diesel::sqlite::Sqlite: diesel_lease::RunsBatchClaims<'q, Parts, C, R>,
-/// {
-/// }
-/// # fn main() {}
-/// ```
-pub trait RunsBatchClaims<'q, Parts, C, R>: Backend {
-    /// Runs the batch claim made of `parts` and gives back the rows it won.
-    #[doc(hidden)]
-    fn run_batch(parts: Parts, conn: &mut C) -> QueryResult<Vec<R>>;
-}
-
 /// How a backend finishes rows a claim holds in one guarded `UPDATE` and learns which it
 /// changed: `RETURNING` their keys, or (MySQL/MariaDB) by locking the rows the token still holds
 /// first, in the same short transaction.
@@ -119,23 +100,18 @@ macro_rules! reports_by_returning {
             }
         }
 
-        impl<'q, T, F, O, Changes, Selection, C, R>
-            $crate::RunsBatchClaims<'q, $crate::BatchClaimParts<T, F, O, Changes, Selection>, C, R>
+        impl<'q, T, F, O, Set, Selection, C, R>
+            $crate::RunsBatchUpdates<'q, $crate::BatchUpdateParts<T, F, O, Set, Selection>, C, R>
             for $backend
         where
             C: diesel::Connection<Backend = $backend>,
             T: $crate::ClaimLease,
-            Changes: diesel::query_builder::AsChangeset<Target = T>,
-            $crate::BatchClaim<
-                T,
-                F,
-                O,
-                ($crate::strategy::TakenBy<T>, Changes),
-                $crate::Returning<Selection>,
-            >: diesel::query_dsl::LoadQuery<'q, C, R>,
+            Set: diesel::query_builder::AsChangeset<Target = T>,
+            $crate::BatchUpdate<T, F, O, Set, $crate::Returning<Selection>>:
+                diesel::query_dsl::LoadQuery<'q, C, R>,
         {
             fn run_batch(
-                parts: $crate::BatchClaimParts<T, F, O, Changes, Selection>,
+                parts: $crate::BatchUpdateParts<T, F, O, Set, Selection>,
                 conn: &mut C,
             ) -> diesel::QueryResult<Vec<R>> {
                 let (statement, selection) = parts.into_statement();

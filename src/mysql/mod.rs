@@ -30,8 +30,8 @@ use diesel::{Connection, RunQueryDsl};
 
 use crate::strategy::in_no_transaction;
 use crate::{
-    BatchClaimParts, BatchReadBack, Candidates, ClaimLease, DatabaseClock, KeyedBatchClaim,
-    ReleasesRows, ReportsWinners, RunsBatchClaims, TimestampOn,
+    BatchUpdateParts, Candidates, ClaimLease, DatabaseClock, KeyedBatchUpdate, KeyedReadBack,
+    ReleasesRows, ReportsWinners, RunsBatchUpdates, TimestampOn,
 };
 
 impl DatabaseClock for Mysql {
@@ -116,14 +116,14 @@ where
     }
 }
 
-/// A batch claim is a short transaction at READ COMMITTED: the candidates' keys are locked with
-/// `FOR UPDATE SKIP LOCKED`, so concurrent batches take different rows rather than queue on
-/// each other; the `UPDATE` then names those keys, so InnoDB locks rows by key equality alone
-/// and no gap; the rows are read back by the batch's token before the COMMIT. (MariaDB refuses
+/// A batch (a claim, a reap) is a short transaction at READ COMMITTED: the candidates' keys are
+/// locked with `FOR UPDATE SKIP LOCKED`, so concurrent batches take different rows rather than
+/// queue on each other; the `UPDATE` then names those keys, so InnoDB locks rows by key equality
+/// alone and no gap; the rows are read back by those keys before the COMMIT, still locked. (MariaDB refuses
 /// `LIMIT` in an `IN` subquery, MySQL an `UPDATE` that selects from its own table, and an
 /// `UPDATE .. ORDER BY .. LIMIT` waits on every locked row it scans.)
-impl<'q, T, F, O, Changes, Selection, C, R>
-    RunsBatchClaims<'q, BatchClaimParts<T, F, O, Changes, Selection>, C, R> for Mysql
+impl<'q, T, F, O, Set, Selection, C, R>
+    RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, Set, Selection>, C, R> for Mysql
 where
     C: Connection<Backend = Mysql>,
     T: ClaimLease,
@@ -131,13 +131,14 @@ where
     SqlTypeOf<T::PrimaryKey>: KeyType,
     F: Clone,
     O: Clone,
-    Changes: AsChangeset<Target = T>,
+    KeyOf<T>: Clone,
+    Set: AsChangeset<Target = T>,
     Candidates<T, F, O>: LoadQuery<'q, C, KeyOf<T>>,
-    KeyedBatchClaim<T, F, Changes, KeyOf<T>>: ExecuteDsl<C>,
-    BatchReadBack<T, Selection>: LoadQuery<'q, C, R>,
+    KeyedBatchUpdate<T, F, Set, KeyOf<T>>: ExecuteDsl<C>,
+    KeyedReadBack<T, Selection, KeyOf<T>>: LoadQuery<'q, C, R>,
 {
     fn run_batch(
-        parts: BatchClaimParts<T, F, O, Changes, Selection>,
+        parts: BatchUpdateParts<T, F, O, Set, Selection>,
         conn: &mut C,
     ) -> QueryResult<Vec<R>> {
         read_committed_next(conn)?;
@@ -146,8 +147,8 @@ where
             if keys.is_empty() {
                 return Ok(Vec::new());
             }
-            let (claim, read_back) = parts.claim_keys(keys);
-            claim.execute(conn)?;
+            let (update, read_back) = parts.by_keys(keys);
+            update.execute(conn)?;
             read_back.load(conn)
         })
     }
