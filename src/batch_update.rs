@@ -10,7 +10,20 @@ use diesel::{QueryResult, RunQueryDsl, Table};
 
 use crate::release_rows::KeyIn;
 use crate::strategy::{BatchParts, Both, ClaimsBatches, ReturnsSelection, SelectWhere};
-use crate::{ClaimLease, NoReturning, Returning, Update, Where};
+use crate::{ClaimLease, Error, NoReturning, Returning, Update, Where};
+
+/// The most rows one batch may claim or reap.
+pub(crate) const MAX_BATCH: usize = 10_000;
+
+/// `size` as a statement's `LIMIT`, or [`Error::InvalidBatchSize`] before anything is sent.
+pub(crate) fn batch_limit(size: usize) -> Result<i64, Error> {
+    match i64::try_from(size) {
+        Ok(limit) if (1..=MAX_BATCH).contains(&size) => Ok(limit),
+        _ => Err(Error::InvalidBatchSize(format!(
+            "{size} is outside 1..={MAX_BATCH}"
+        ))),
+    }
+}
 
 /// How a backend runs a batch update and learns which rows it changed: one `UPDATE ..
 /// RETURNING` (PostgreSQL, SQLite), or a short transaction that locks the candidates' keys first

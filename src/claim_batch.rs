@@ -5,7 +5,7 @@ use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
 
-use crate::batch_update::{BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
+use crate::batch_update::{batch_limit, BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
 use crate::strategy::{lost_conflict_claims_nothing, taken_by, Both, NoChanges, TakenBy};
 use crate::{Claim, ClaimLease, Claimable, Error, Lease};
 
@@ -76,7 +76,7 @@ impl<T: ClaimLease> ClaimBatch<T, Claimable<T>, NoOrder, NoChanges<T>, T::AllCol
 
 impl<T, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selection> {
     /// The most rows one batch may claim.
-    pub const MAX_BATCH: usize = 10_000;
+    pub const MAX_BATCH: usize = crate::batch_update::MAX_BATCH;
 }
 
 impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selection> {
@@ -235,16 +235,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
         C::Backend:
             RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, (TakenBy<T>, Changes), Selection>, C, R>,
     {
-        let limit = match i64::try_from(self.size) {
-            Ok(limit) if (1..=Self::MAX_BATCH).contains(&self.size) => limit,
-            _ => {
-                return Err(Error::InvalidBatchSize(format!(
-                    "{} is outside 1..={}",
-                    self.size,
-                    Self::MAX_BATCH
-                )))
-            }
-        };
+        let limit = batch_limit(self.size)?;
         let claim = Claim::new(owner)?;
         let parts = BatchUpdateParts {
             table: self.table,

@@ -106,6 +106,76 @@ pub trait ClaimLease: Table + Copy + Default {
         crate::ClaimBatch::new(self, size, lease)
     }
 
+    /// A reap of up to `size` rows whose lease ran out ([outlived](Self::outlived) under
+    /// `lease`): each is released and gets the caller's `.set(..)`, in one statement per batch
+    /// that concurrent reapers never both reap; see [`Reap`](crate::Reap).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let requeued: Vec<i64> = jobs::table.reap(100, Lease::from_secs(30)?).set(jobs::status.eq("queued")).run(conn)?;
+    /// assert!(requeued.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn reap(
+        self,
+        size: usize,
+        lease: Lease,
+    ) -> crate::Reap<Self, Outlived<Self>, crate::batch_update::NoOrder, crate::NoChanges<Self>>
+    {
+        crate::Reap::new(self, size, lease)
+    }
+
+    /// Every held row, with its holder and how long its lease has left under `lease`, by the
+    /// database's clock; see [`Holders`](crate::Holders).
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// assert!(jobs::table.holders(Lease::from_secs(30)?).load::<_, i64>(conn)?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn holders(self, lease: Lease) -> crate::Holders<Self, crate::AllHeld> {
+        crate::Holders::new(self, lease)
+    }
+
+    /// The held rows whose lease ran out under `lease`: their holders are gone or late.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// assert!(jobs::table.stale(Lease::from_secs(30)?).load::<_, i64>(conn)?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn stale(self, lease: Lease) -> crate::Holders<Self, crate::StaleOnly> {
+        crate::Holders::new(self, lease)
+    }
+
+    /// How many rows each owner holds.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// assert!(jobs::table.held_per_owner().load(conn)?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn held_per_owner(self) -> crate::HeldPerOwner<Self> {
+        crate::HeldPerOwner::new(self)
+    }
+
     /// A release of the rows named by `keys` that `claim` still holds, in one guarded statement
     /// that says which rows it changed; add the caller's final changes with `.set(..)`: see
     /// [`ReleaseRows`](crate::ReleaseRows).

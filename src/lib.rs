@@ -61,8 +61,10 @@ mod claim_lease;
 mod claim_row;
 mod clock;
 mod error;
+mod inspect;
 mod keeper;
 mod lease;
+mod reap;
 mod refusal;
 mod release_rows;
 pub mod sql_types;
@@ -86,8 +88,10 @@ pub use claim_lease::{
 pub use claim_row::{ClaimRow, Claimed, Won};
 pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
+pub use inspect::{HeldPerOwner, Holders, Holding};
 pub use keeper::{Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
 pub use lease::{Age, Lease};
+pub use reap::Reap;
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;
 pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners};
@@ -102,6 +106,9 @@ pub use {
         OrderBy,
     },
     claim_row::{KeyIs, RowClaimStatement, RowReadBack},
+    inspect::{
+        AllHeld, HeldPerOwnerId, HoldersRead, HoldingColumns, ReadHolders, ReadStale, StaleOnly,
+    },
     refusal::{HolderColumns, WhyRefused},
     release_rows::{GuardedUpdate, KeyIn, LockHeldRows, ReleaseStatement},
     strategy::{

@@ -635,3 +635,140 @@ fn a_sqlite_lock_held_past_the_busy_timeout_is_a_typed_retryable_error() {
     assert!(matches!(error, Error::Busy(_)) && error.is_retryable(), "{error:?}");
     assert!(claim(&mut impatient, &id, &Claim::new("w").unwrap(), minute()).is_some(), "a retry succeeds");
 }
+
+/// Claims `ids` in one batch for `owner` and moves their leases `age` back.
+fn claimed_and_aged(conn: &mut backend::Conn, ids: &[String], owner: &str, age: Duration) -> Claim {
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(ids.len(), minute())
+        .filter(lease_jobs::id.eq_any(ids))
+        .set(lease_jobs::status.eq("running"))
+        .returning(lease_jobs::id)
+        .by(owner, conn)
+        .unwrap();
+    assert_eq!(batch.len(), ids.len());
+    // Beside other tests' batches, InnoDB may pick this bulk UPDATE as a deadlock victim: it
+    // was rolled back whole, so it is simply run again.
+    for attempt in 1.. {
+        let aged = diesel::update(lease_jobs::table.filter(lease_jobs::id.eq_any(ids)))
+            .set(lease_jobs::table.renewed_ago(Age::new(age).unwrap()))
+            .execute(conn);
+        match aged {
+            Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::SerializationFailure, _)) if attempt < 5 => {}
+            aged => {
+                assert_eq!(aged.unwrap(), ids.len());
+                break;
+            }
+        }
+    }
+    batch.into_parts().1
+}
+
+#[test]
+fn a_reap_takes_only_outlived_rows_that_match_its_filter_and_fences_their_holder() {
+    let Some(mut conn) = connection() else { return };
+    let outlived = queued_jobs(&mut conn, 2, "queued");
+    let fresh = queued_jobs(&mut conn, 1, "queued");
+    let done = queued_jobs(&mut conn, 1, "queued");
+    let holder = claimed_and_aged(&mut conn, &outlived, "worker-1", Duration::from_secs(120));
+    claimed_and_aged(&mut conn, &fresh, "worker-2", Duration::from_secs(10));
+    claimed_and_aged(&mut conn, &done, "worker-3", Duration::from_secs(120));
+    diesel::update(lease_jobs::table.filter(lease_jobs::id.eq_any(&done))).set(lease_jobs::status.eq("done")).execute(&mut *conn).unwrap();
+    let all: Vec<String> = outlived.iter().chain(&fresh).chain(&done).cloned().collect();
+
+    let mut reaped: Vec<String> = lease_jobs::table
+        .reap(100, minute())
+        .filter(lease_jobs::id.eq_any(&all))
+        .filter(lease_jobs::status.eq("running"))
+        .set(lease_jobs::status.eq("queued"))
+        .run(&mut *conn)
+        .unwrap();
+
+    reaped.sort();
+    let mut expected = outlived.clone();
+    expected.sort();
+    assert_eq!(reaped, expected, "the outlived running rows, not the fresh one nor the done one");
+    for id in &outlived {
+        let row = job(&mut conn, id);
+        assert_eq!((row.status.as_str(), row.lease_token), ("queued", None));
+    }
+    assert!(job(&mut conn, &fresh[0]).lease_token.is_some());
+    assert!(job(&mut conn, &done[0]).lease_token.is_some(), "the filter kept it");
+    let late = lease_jobs::table.release_rows(&holder, outlived.clone()).set(lease_jobs::status.eq("done")).run(&mut *conn).unwrap();
+    assert!(late.is_empty(), "the reaped holder's late finish lands nowhere");
+}
+
+#[test]
+fn sixteen_reapers_race_over_five_hundred_outlived_rows_and_each_is_reaped_once() {
+    const REAPERS: usize = 16;
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued_jobs(&mut shared.get().unwrap(), 500, "queued");
+    claimed_and_aged(&mut shared.get().unwrap(), &ids, "worker-dead", Duration::from_secs(120));
+    let pool = backend::pool_of(REAPERS as u32);
+    let start = Barrier::new(REAPERS);
+    let reaped = std::sync::Mutex::new(Vec::new());
+
+    std::thread::scope(|scope| {
+        for _ in 0..REAPERS {
+            let (pool, start, reaped, ids) = (&pool, &start, &reaped, &ids);
+            scope.spawn(move || {
+                let conn = &mut pool.get().unwrap();
+                start.wait();
+                // An empty reap means nothing is reapable now, not that none is left.
+                for _ in 0..10_000 {
+                    let batch: Vec<String> = lease_jobs::table
+                        .reap(10, minute())
+                        .filter(lease_jobs::id.eq_any(ids))
+                        .set(lease_jobs::status.eq("queued"))
+                        .run(conn)
+                        .expect("no reap errors");
+                    if batch.is_empty() {
+                        let stale = lease_jobs::table.stale(minute()).load::<_, String>(conn).unwrap();
+                        if !stale.iter().any(|holding| ids.contains(&holding.key)) {
+                            return;
+                        }
+                    }
+                    reaped.lock().unwrap().extend(batch);
+                }
+                panic!("the reapers never finished");
+            });
+        }
+    });
+
+    let mut reaped = reaped.into_inner().unwrap();
+    reaped.sort();
+    let mut expected = ids.clone();
+    expected.sort();
+    assert_eq!(reaped.len(), 500, "each row reaped exactly once");
+    assert_eq!(reaped, expected);
+}
+
+#[test]
+fn holders_stale_rows_and_counts_per_owner_read_by_the_databases_clock() {
+    let Some(mut conn) = connection() else { return };
+    let (first, second) = (unique_id("owner"), unique_id("owner"));
+    let young = queued_jobs(&mut conn, 2, "queued");
+    let old = queued_jobs(&mut conn, 1, "queued");
+    let others = queued_jobs(&mut conn, 2, "queued");
+    claimed_and_aged(&mut conn, &young, &first, Duration::from_secs(10));
+    claimed_and_aged(&mut conn, &old, &first, Duration::from_secs(90));
+    let claim = claimed_and_aged(&mut conn, &others, &second, Duration::from_secs(30));
+
+    let ours = |holdings: Vec<diesel_lease::Holding<String>>| -> Vec<diesel_lease::Holding<String>> {
+        holdings.into_iter().filter(|holding| holding.owner == first || holding.owner == second).collect()
+    };
+    let holders = ours(lease_jobs::table.holders(minute()).load(&mut *conn).unwrap());
+    assert_eq!(holders.len(), 5);
+    assert_eq!(holders[0].key, old[0], "oldest first");
+    let second_holds = holders.iter().find(|holding| holding.owner == second).unwrap();
+    assert_eq!(second_holds.token, claim.token());
+    assert!(second_holds.age >= Duration::from_secs(30) && second_holds.age < Duration::from_secs(40), "{second_holds:?}");
+    assert!(second_holds.time_left > Duration::from_secs(20) && second_holds.time_left <= Duration::from_secs(30));
+
+    let stale = ours(lease_jobs::table.stale(minute()).load(&mut *conn).unwrap());
+    assert_eq!(stale.iter().map(|holding| &holding.key).collect::<Vec<_>>(), [&old[0]]);
+    assert!(stale[0].is_stale());
+
+    let counts = lease_jobs::table.held_per_owner().load(&mut *conn).unwrap();
+    let count = |owner: &str| counts.iter().find(|(name, _)| name == owner).map(|(_, rows)| *rows);
+    assert_eq!((count(&first), count(&second)), (Some(3), Some(2)));
+}
