@@ -6,8 +6,10 @@ use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
 
 use crate::batch_update::{batch_limit, BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
-use crate::strategy::{lost_conflict_claims_nothing, taken_by, Both, NoChanges, TakenBy};
-use crate::{Claim, ClaimLease, Claimable, Error, Lease};
+use crate::strategy::{
+    lost_conflict_claims_nothing, taken_by, Both, FenceRead, NoChanges, TakenBy,
+};
+use crate::{Claim, ClaimLease, Claimable, Error, Fence, Lease};
 
 /// A claim of the next rows of `T` that are due: built by [`ClaimLease::claim_batch`], run by
 /// [`by`](Self::by).
@@ -232,8 +234,12 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     pub fn by<'q, C, R>(self, owner: &str, conn: &mut C) -> Result<Batch<R>, Error>
     where
         C: Connection,
-        C::Backend:
-            RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, (TakenBy<T>, Changes), Selection>, C, R>,
+        C::Backend: RunsBatchUpdates<
+            'q,
+            BatchUpdateParts<T, F, O, (TakenBy<T>, Changes), (Selection, FenceRead<T>)>,
+            C,
+            (R, Option<i64>),
+        >,
     {
         let limit = batch_limit(self.size)?;
         let claim = Claim::new(owner)?;
@@ -243,11 +249,17 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             order: self.order,
             limit,
             set: (taken_by::<T>(&claim), self.changes),
-            selection: self.selection,
+            selection: (self.selection, <T::Fence as Fence<T>>::read()),
         };
         let winners = C::Backend::run_batch(parts, conn);
-        let rows = lost_conflict_claims_nothing(winners, conn)?;
-        Ok(Batch { rows, claim })
+        let (rows, fences) = lost_conflict_claims_nothing(winners, conn)?
+            .into_iter()
+            .unzip();
+        Ok(Batch {
+            rows,
+            fences,
+            claim,
+        })
     }
 }
 
@@ -270,6 +282,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
 #[must_use = "the rows of a batch are held until their lease runs out or they are released"]
 pub struct Batch<R> {
     rows: Vec<R>,
+    fences: Vec<Option<i64>>,
     claim: Claim,
 }
 
@@ -288,6 +301,23 @@ impl<R> Batch<R> {
     /// ```
     pub fn rows(&self) -> &[R] {
         &self.rows
+    }
+
+    /// Each row's fence after this take, in the order of [`rows`](Self::rows), if the table has
+    /// a [`Fence`].
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch: Batch<Job> = jobs::table.claim_batch(10, Lease::from_secs(30)?).by("w", conn)?;
+    /// assert_eq!(batch.fences(), [None], "the doctests' jobs table has no fence");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fences(&self) -> &[Option<i64>] {
+        &self.fences
     }
 
     /// The claim that holds every row of the batch.

@@ -45,6 +45,9 @@ pub trait ClaimLease: Table + Copy + Default {
     /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
     /// [`TimestampOn`](crate::TimestampOn)).
     type Clock: SqlType<IsNull = IsNullable> + SingleValue;
+    /// The fence, a claim counter for effects outside the database: a `BIGINT` column, or
+    /// [`NoFence`](crate::NoFence). See [`Fence`](crate::Fence).
+    type Fence: crate::Fence<Self>;
 
     /// A claim of the row whose primary key is `key`, while it is [claimable](Self::claimable)
     /// under `lease`. Add the table's own conditions with `.filter(..)` and changes with
@@ -363,6 +366,46 @@ pub trait ClaimLease: Table + Copy + Default {
         Self::ClaimToken::default().eq(token)
     }
 
+    /// The row's fence is `fence`: with [`held_by`](Self::held_by), the guard of a holder that
+    /// wants the row unchanged since its own take, not only still its own.
+    ///
+    /// ```
+    /// use diesel::prelude::*;
+    /// use diesel_lease::prelude::*;
+    ///
+    /// diesel::table! {
+    ///     use diesel::sql_types::*;
+    ///     use diesel_lease::sql_types::UtcTimestamp;
+    ///
+    ///     tasks (id) {
+    ///         id -> BigInt,
+    ///         owner -> Nullable<Text>,
+    ///         claim_token -> Nullable<Text>,
+    ///         claimed_at -> Nullable<UtcTimestamp>,
+    ///         fence -> BigInt,
+    ///     }
+    /// }
+    /// diesel_lease::claim_lease!(tasks { owner: owner, claim_token: claim_token, claimed_at: claimed_at, fence: fence });
+    ///
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// let conn = &mut SqliteConnection::establish(":memory:")?;
+    /// diesel::sql_query("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT, fence BIGINT NOT NULL DEFAULT 0)").execute(conn)?;
+    /// diesel::sql_query("INSERT INTO tasks (id) VALUES (1)").execute(conn)?;
+    /// let outcome: Claimed<i64, _, _> = tasks::table.claim_row(1, Lease::from_secs(30)?).returning(tasks::id).by(Claim::new("w")?, conn)?;
+    /// let won = outcome.won().expect("claimable");
+    /// let fence = won.fence().expect("the table has a fence");
+    /// let guarded = tasks::table.find(1).filter(tasks::table.held_by(won.claim().token()).and(tasks::table.fence_is(fence)));
+    /// assert_eq!(diesel::update(guarded).set(tasks::table.renewed()).execute(conn)?, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn fence_is(self, fence: i64) -> dsl::Eq<Self::Fence, i64>
+    where
+        Self::Fence: Column<SqlType = diesel::sql_types::BigInt> + Default + ExpressionMethods,
+    {
+        Self::Fence::default().eq(fence)
+    }
+
     /// The row was claimed (or last renewed) longer than `lease` ago, by the database's clock.
     ///
     /// Says nothing of an unclaimed row: `NULL` is not outlived. Whether an unclaimed row is
@@ -571,7 +614,8 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 /// Implements [`ClaimLease`] for a `table!`.
 ///
 /// With the default column names `owner`, `claim_token` and `claimed_at`, name the table alone;
-/// otherwise map each role to the table's own column.
+/// otherwise map each role to the table's own column, and add `fence: column` for a table with a
+/// [`Fence`](crate::Fence) (a `BIGINT NOT NULL DEFAULT 0` claim counter).
 ///
 /// ```
 /// diesel::table! {
@@ -620,11 +664,25 @@ macro_rules! claim_lease {
         claim_token: $claim_token:ident,
         claimed_at: $claimed_at:ident $(,)?
     }) => {
+        $crate::claim_lease!(@impl $($table)::+, $owner, $claim_token, $claimed_at, $crate::NoFence);
+    };
+    ($($table:ident)::+ {
+        owner: $owner:ident,
+        claim_token: $claim_token:ident,
+        claimed_at: $claimed_at:ident,
+        fence: $fence:ident $(,)?
+    }) => {
+        $crate::claim_lease!(
+            @impl $($table)::+, $owner, $claim_token, $claimed_at, $($table)::+::$fence
+        );
+    };
+    (@impl $($table:ident)::+, $owner:ident, $claim_token:ident, $claimed_at:ident, $fence:ty) => {
         impl $crate::ClaimLease for $($table)::+::table {
             type Owner = $($table)::+::$owner;
             type ClaimToken = $($table)::+::$claim_token;
             type ClaimedAt = $($table)::+::$claimed_at;
             type Clock = $crate::__diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
+            type Fence = $fence;
         }
     };
 }

@@ -7,11 +7,12 @@ use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
 use crate::refusal::Refused;
+use crate::strategy::FenceRead;
 use crate::strategy::{
     held_by_token, lost_conflict_claims_nothing, taken_by, Both, HeldByToken, NoChanges,
     ReportsWinners, ReturnsSelection, SelectWhere, TakenBy,
 };
-use crate::{Claim, ClaimLease, Claimable, Error, Lease, Returning, Update, Where};
+use crate::{Claim, ClaimLease, Claimable, Error, Fence, Lease, Returning, Update, Where};
 
 /// The condition that picks a row of `T` by its primary key `K`.
 pub type KeyIs<T, K> = <<T as Table>::PrimaryKey as EqAll<K>>::Output;
@@ -199,10 +200,10 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
         C::Backend: ReportsWinners<
             'q,
             RowClaimStatement<T, K, F, Changes>,
-            Selection,
-            RowReadBack<T, K, Selection>,
+            (Selection, FenceRead<T>),
+            RowReadBack<T, K, (Selection, FenceRead<T>)>,
             C,
-            R,
+            (R, Option<i64>),
         >,
         Selection: Clone,
     {
@@ -212,15 +213,16 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
             Where::new(Both::new(key_is(), self.filter)),
             (taken_by::<T>(&claim), self.changes),
         );
+        let selection = || (self.selection.clone(), <T::Fence as Fence<T>>::read());
         let read_back = SelectWhere::new(
             self.table,
-            self.selection.clone(),
+            selection(),
             Both::new(key_is(), held_by_token::<T>(&claim)),
         );
-        let winners = C::Backend::winners(statement, self.selection, read_back, conn);
+        let winners = C::Backend::winners(statement, selection(), read_back, conn);
         let mut won = lost_conflict_claims_nothing(winners, conn)?;
         Ok(match won.pop() {
-            Some(row) => Claimed::Won(Won { row, claim }),
+            Some((row, fence)) => Claimed::Won(Won { row, claim, fence }),
             None => Claimed::Refused(Refused::new(self.table, self.key, self.lease)),
         })
     }
@@ -321,6 +323,7 @@ impl<R, T, K> Claimed<R, T, K> {
 pub struct Won<R> {
     row: R,
     claim: Claim,
+    fence: Option<i64>,
 }
 
 impl<R> Won<R> {
@@ -354,6 +357,23 @@ impl<R> Won<R> {
     /// ```
     pub fn claim(&self) -> &Claim {
         &self.claim
+    }
+
+    /// The row's fence after this take, if its table has one: higher than every earlier
+    /// holder's. Hand it to outside resources with each write; see [`Fence`].
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome: Claimed<Job, _, _> = jobs::table.claim_row(1, Lease::from_secs(30)?).by(Claim::new("w")?, conn)?;
+    /// assert_eq!(outcome.won().expect("won").fence(), None, "the doctests' jobs table has no fence");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fence(&self) -> Option<i64> {
+        self.fence
     }
 
     /// The row, leaving the claim.

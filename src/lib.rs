@@ -61,6 +61,7 @@ mod claim_lease;
 mod claim_row;
 mod clock;
 mod error;
+mod fence;
 mod inspect;
 mod keeper;
 mod lease;
@@ -88,6 +89,7 @@ pub use claim_lease::{
 pub use claim_row::{ClaimRow, Claimed, Won};
 pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
+pub use fence::{Fence, NoFence};
 pub use inspect::{HeldPerOwner, Holders, Holding};
 pub use keeper::{Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
 pub use lease::{Age, Lease};
@@ -106,13 +108,15 @@ pub use {
         OrderBy,
     },
     claim_row::{KeyIs, RowClaimStatement, RowReadBack},
+    fence::Incremented,
     inspect::{
         AllHeld, HeldPerOwnerId, HoldersRead, HoldingColumns, ReadHolders, ReadStale, StaleOnly,
     },
     refusal::{HolderColumns, WhyRefused},
     release_rows::{GuardedUpdate, KeyIn, LockHeldRows, ReleaseStatement},
     strategy::{
-        BatchParts, ClaimsBatches, ForUpdate, NoLock, ReturnsSelection, SelectWhere, TakenBy,
+        BatchParts, ClaimsBatches, FenceBump, FenceRead, ForUpdate, NoLock, ReturnsSelection,
+        SelectWhere, TakenBy,
     },
 };
 

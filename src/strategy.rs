@@ -211,13 +211,23 @@ pub type TakenBy<T> = (
     dsl::Eq<OwnerOf<T>, String>,
     dsl::Eq<TokenOf<T>, String>,
     dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
+    FenceBump<T>,
 );
+
+/// What a take does to a table's fence: `fence = fence + 1`, or nothing.
+#[doc(hidden)]
+pub type FenceBump<T> = <<T as ClaimLease>::Fence as crate::Fence<T>>::Bump;
+
+/// How a claim reads a table's fence back: the column, or `NULL`.
+#[doc(hidden)]
+pub type FenceRead<T> = <<T as ClaimLease>::Fence as crate::Fence<T>>::Read;
 
 pub(crate) fn taken_by<T: ClaimLease>(claim: &Claim) -> TakenBy<T> {
     (
         T::Owner::default().eq(claim.owner().to_owned()),
         T::ClaimToken::default().eq(claim.token().to_owned()),
         T::ClaimedAt::default().eq(Now::default()),
+        <T::Fence as crate::Fence<T>>::bump(),
     )
 }
 

@@ -12,6 +12,7 @@ diesel::table! {
         worker -> Nullable<Text>,
         lease_token -> Nullable<Text>,
         leased_at -> Nullable<UtcTimestamp>,
+        fence -> BigInt,
     }
 }
 
@@ -20,6 +21,7 @@ diesel_lease::claim_lease!(lease_jobs {
     owner: worker,
     claim_token: lease_token,
     claimed_at: leased_at,
+    fence: fence,
 });
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
@@ -30,6 +32,7 @@ pub struct Job {
     pub worker: Option<String>,
     pub lease_token: Option<String>,
     pub leased_at: Option<DateTime<Utc>>,
+    pub fence: i64,
 }
 
 /// The DDL of `lease_jobs` on each backend; the CHECK lets a test make the caller's part fail.
@@ -38,17 +41,20 @@ pub const POSTGRES_DDL: &str = "CREATE TABLE lease_jobs (
     status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker VARCHAR(255),
     lease_token VARCHAR(255),
-    leased_at TIMESTAMPTZ)";
+    leased_at TIMESTAMPTZ,
+    fence BIGINT NOT NULL DEFAULT 0)";
 pub const MYSQL_DDL: &str = "CREATE TABLE lease_jobs (
     id VARCHAR(64) PRIMARY KEY,
     status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker VARCHAR(255),
     lease_token VARCHAR(255) COLLATE utf8mb4_bin,
     leased_at DATETIME(6),
+    fence BIGINT NOT NULL DEFAULT 0,
     INDEX lease_jobs_token (lease_token))";
 pub const SQLITE_DDL: &str = "CREATE TABLE lease_jobs (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done')),
     worker TEXT,
     lease_token TEXT,
-    leased_at TEXT)";
+    leased_at TEXT,
+    fence BIGINT NOT NULL DEFAULT 0)";

@@ -772,3 +772,57 @@ fn holders_stale_rows_and_counts_per_owner_read_by_the_databases_clock() {
     let count = |owner: &str| counts.iter().find(|(name, _)| name == owner).map(|(_, rows)| *rows);
     assert_eq!((count(&first), count(&second)), (Some(3), Some(2)));
 }
+
+#[test]
+fn the_fence_rises_with_every_take_and_with_nothing_else() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    let fence_of_row = |conn: &mut backend::Conn| job(conn, &id).fence;
+    let take = |conn: &mut backend::Conn, owner: &str| -> Option<i64> {
+        let outcome: Claimed<Job, _, _> = lease_jobs::table
+            .claim_row(id.as_str(), minute())
+            .returning(Job::as_select())
+            .by(Claim::new(owner).unwrap(), conn)
+            .unwrap();
+        let won = outcome.won().expect("claimable");
+        assert_eq!(Some(won.row().fence), won.fence(), "the claim reports the row's fence");
+        won.fence()
+    };
+
+    let first = Claim::new("worker-1").unwrap();
+    let won: Claimed<Job, _, _> = lease_jobs::table.claim_row(id.as_str(), minute()).returning(Job::as_select()).by(first.clone(), &mut *conn).unwrap();
+    assert_eq!(won.won().and_then(|won| won.fence()), Some(1), "the first take");
+    assert!(renew(&mut conn, &id, &first));
+    assert_eq!(fence_of_row(&mut conn), 1, "a renewal leaves the fence");
+
+    age(&mut conn, &id, Duration::from_secs(61));
+    assert_eq!(take(&mut conn, "worker-2"), Some(2), "a takeover after the lease");
+    assert!(!renew(&mut conn, &id, &first), "the first holder is fenced off by its token as well");
+
+    age(&mut conn, &id, Duration::from_secs(61));
+    let reaped: Vec<String> = lease_jobs::table.reap(10, minute()).filter(lease_jobs::id.eq(&id)).run(&mut *conn).unwrap();
+    assert_eq!(reaped, std::slice::from_ref(&id));
+    assert_eq!(fence_of_row(&mut conn), 2, "a reap releases, it does not take");
+    assert_eq!(take(&mut conn, "worker-3"), Some(3), "a take after a reap");
+
+    let batch: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&id)).returning(lease_jobs::id).by("worker-4", &mut *conn).unwrap();
+    assert!(batch.is_empty(), "held");
+    let third = Claim::with_token("worker-3", &job(&mut conn, &id).lease_token.unwrap()).unwrap();
+    assert!(finish(&mut conn, &id, &third));
+    let batch: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&id)).returning(lease_jobs::id).by("worker-4", &mut *conn).unwrap();
+    assert_eq!(batch.fences(), [Some(4)], "a batch reports each row's fence; a release left it at 3");
+}
+
+#[test]
+fn a_table_without_a_fence_reports_none() {
+    use backend::native::native_jobs;
+    let Some(mut conn) = connection() else { return };
+    let id = unique_id("native");
+    diesel::insert_into(native_jobs::table).values(native_jobs::id.eq(&id)).execute(&mut *conn).unwrap();
+    let outcome: Claimed<String, _, _> = native_jobs::table
+        .claim_row(id.as_str(), minute())
+        .returning(native_jobs::id)
+        .by(Claim::new("worker-1").unwrap(), &mut *conn)
+        .unwrap();
+    assert_eq!(outcome.won().map(|won| won.fence()), Some(None));
+}
