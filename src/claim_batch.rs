@@ -252,9 +252,13 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             selection: (self.selection, <T::Fence as Fence<T>>::read()),
         };
         let winners = C::Backend::run_batch(parts, conn);
-        let (rows, fences) = lost_conflict_claims_nothing(winners, conn)?
-            .into_iter()
-            .unzip();
+        let (rows, fences): (Vec<R>, Vec<Option<i64>>) =
+            lost_conflict_claims_nothing(winners, conn)?
+                .into_iter()
+                .unzip();
+        if !rows.is_empty() {
+            crate::events::acquired::<T>(&claim, rows.len());
+        }
         Ok(Batch {
             rows,
             fences,

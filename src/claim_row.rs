@@ -222,7 +222,10 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
         let winners = C::Backend::winners(statement, selection(), read_back, conn);
         let mut won = lost_conflict_claims_nothing(winners, conn)?;
         Ok(match won.pop() {
-            Some((row, fence)) => Claimed::Won(Won { row, claim, fence }),
+            Some((row, fence)) => {
+                crate::events::acquired::<T>(&claim, 1);
+                Claimed::Won(Won { row, claim, fence })
+            }
             None => Claimed::Refused(Refused::new(self.table, self.key, self.lease)),
         })
     }

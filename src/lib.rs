@@ -61,6 +61,7 @@ mod claim_lease;
 mod claim_row;
 mod clock;
 mod error;
+mod events;
 mod fence;
 mod inspect;
 mod keeper;

@@ -173,6 +173,10 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
             selection: self.table.primary_key(),
         };
         let reaped = C::Backend::run_batch(parts, conn);
-        Ok(lost_conflict_claims_nothing(reaped, conn)?)
+        let reaped = lost_conflict_claims_nothing(reaped, conn)?;
+        if !reaped.is_empty() {
+            crate::events::reaped::<T>(reaped.len());
+        }
+        Ok(reaped)
     }
 }

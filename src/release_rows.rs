@@ -125,7 +125,9 @@ impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
         >,
     {
         let changes = (self.table.released(), self.changes);
-        guarded_update(self.table, &self.claim, self.keys, changes, conn)
+        let released = guarded_update(self.table, &self.claim, self.keys, changes, conn)?;
+        crate::events::released::<T>(&self.claim, released.len());
+        Ok(released)
     }
 }
 

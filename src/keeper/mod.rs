@@ -271,6 +271,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
             reason: Mutex::new(None),
             done: AtomicBool::new(false),
             released: Mutex::new(Vec::new()),
+            unconfirmed_told: AtomicBool::new(false),
             kept_since: monotonic::instant(),
             trusted_until: Mutex::new(monotonic::instant() + trusted_part(settings)),
             settings,
@@ -413,6 +414,7 @@ struct KeptState<K> {
     reason: Mutex<Option<LossReason>>,
     done: AtomicBool,
     released: Mutex<Vec<K>>,
+    unconfirmed_told: AtomicBool,
     kept_since: Instant,
     trusted_until: Mutex<Instant>,
     settings: KeeperSettings,
@@ -495,17 +497,28 @@ where
                 &mut *conn,
             )
         });
-        // An error leaves the trust deadline where it was: unreachable means lost in time.
-        if let Ok(still_held) = renewed {
-            let lost: Vec<K> = keys
-                .into_iter()
-                .filter(|key| !still_held.contains(key))
-                .collect();
-            if !lost.is_empty() {
-                state.lose(lost, LossReason::TakenOver);
+        match renewed {
+            Ok(still_held) => {
+                let lost: Vec<K> = keys
+                    .into_iter()
+                    .filter(|key| !still_held.contains(key))
+                    .collect();
+                if !lost.is_empty() {
+                    crate::events::lost::<T>(&state.claim, lost.len(), &LossReason::TakenOver);
+                    state.lose(lost, LossReason::TakenOver);
+                }
+                crate::events::renewed::<T>(&state.claim, still_held.len());
+                *lock(&state.held) = still_held;
+                *lock(&state.trusted_until) = request_start + trusted_part(state.settings);
             }
-            *lock(&state.held) = still_held;
-            *lock(&state.trusted_until) = request_start + trusted_part(state.settings);
+            // An error leaves the trust deadline where it was: unreachable means lost in time.
+            Err(_) if monotonic::instant() >= *lock(&state.trusted_until) => {
+                if !state.unconfirmed_told.swap(true, Ordering::SeqCst) {
+                    let rows = lock(&state.held).len();
+                    crate::events::lost::<T>(&state.claim, rows, &LossReason::Unconfirmed);
+                }
+            }
+            Err(_) => {}
         }
         true
     }
@@ -524,6 +537,7 @@ where
             self.table.released(),
             &mut *conn,
         )?;
+        crate::events::released::<T>(&state.claim, released.len());
         *lock(&state.released) = released;
         Ok(true)
     }
