@@ -77,3 +77,29 @@ fn jobs_pool() -> Result<
     diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(conn)?;
     Ok(pool)
 }
+
+/// A pool of SQLite connections to a database file of its own, with the agent tables and two
+/// chats of `user-1`.
+#[cfg(feature = "agent")]
+#[allow(dead_code)]
+fn agent_pool() -> Result<
+    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<diesel::sqlite::SqliteConnection>>,
+    Box<dyn std::error::Error>,
+> {
+    use diesel_lease::agent::schema::conversations;
+
+    let file = std::env::temp_dir().join(format!("diesel-lease-agent-{}.db", uuid::Uuid::new_v4()));
+    let pool = diesel::r2d2::Pool::builder()
+        .max_size(2)
+        .connection_customizer(Box::new(diesel_lease::sqlite::SqlitePragmas::default()))
+        .build(diesel::r2d2::ConnectionManager::new(file.to_string_lossy()))?;
+    let conn = &mut pool.get()?;
+    diesel_lease::agent::run_migrations(conn)?;
+    diesel::insert_into(conversations::table)
+        .values(&vec![
+            (conversations::id.eq("chat-1"), conversations::user_id.eq("user-1")),
+            (conversations::id.eq("chat-2"), conversations::user_id.eq("user-1")),
+        ])
+        .execute(conn)?;
+    Ok(pool)
+}

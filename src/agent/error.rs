@@ -29,6 +29,10 @@ pub enum Error {
     /// whether the locks are still the turn's.
     #[error("the commit failed and its outcome is unknown: {0}")]
     OutcomeUnknown(diesel::result::Error),
+    /// A kept turn lost a lock: another turn took it over, an operator freed it, or the keeper
+    /// could not renew it in time. Stop the turn.
+    #[error("the turn lost its lock: {0}")]
+    TurnLost(crate::LeaseLost<String>),
     /// A conversation or user id is empty, too long or holds control characters.
     #[error("invalid id: {0}")]
     InvalidId(String),

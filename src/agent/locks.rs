@@ -544,6 +544,6 @@ fn transaction<C: AgentConnection, T, E: CommitFailure>(
     })
 }
 
-fn checked_id(id: &str) -> Result<&str, Error> {
+pub(super) fn checked_id(id: &str) -> Result<&str, Error> {
     checked_text(id).map(|_| id).map_err(Error::InvalidId)
 }

@@ -28,6 +28,7 @@
 //! ```
 mod connection;
 mod error;
+mod kept;
 mod locks;
 mod migrations;
 mod refs;
@@ -35,6 +36,9 @@ pub mod schema;
 
 pub use connection::AgentConnection;
 pub use error::Error;
+#[doc(hidden)]
+pub use kept::KeepsTable;
+pub use kept::{KeepsAgentLocks, KeptTurn};
 pub use locks::AgentLocks;
 pub use migrations::{run_migrations, AgentMigrations};
 pub use refs::{ClickRef, Holder, HolderKind, TurnRef};

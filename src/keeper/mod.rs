@@ -285,6 +285,22 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         Kept { state, rows }
     }
 
+    /// The lease the keeper keeps claims under.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::{Keeper, KeeperSettings, Lease};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let keeper = Keeper::start(pool, KeeperSettings::new(Lease::from_secs(30)?))?;
+    /// assert_eq!(keeper.lease(), Lease::from_secs(30)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn lease(&self) -> Lease {
+        self.shared.settings.lease
+    }
+
     /// How many rounds of renewals the keeper has made.
     ///
     /// ```

@@ -610,3 +610,61 @@ fn a_lock_exactly_one_ttl_old_is_refused_or_taken_over_never_contended() {
         );
     }
 }
+
+/// Waits until the keeper has made `rounds` more rounds.
+fn after_rounds<C: diesel::r2d2::R2D2Connection>(keeper: &diesel_lease::Keeper<C>, rounds: u64) {
+    let until = keeper.rounds() + rounds;
+    for _ in 0..2_000 {
+        if keeper.rounds() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("the keeper made no {rounds} rounds in 10 s");
+}
+
+#[test]
+fn a_kept_turn_outlives_its_ttl_and_hears_at_once_when_it_loses_a_lock() {
+    use diesel_lease::{Keeper, KeeperSettings};
+    let Some(mut conn) = connection() else { return };
+    let user = new_user();
+    let chat = new_chat(&mut conn, &user);
+    let node = locks("node-a");
+    let turn = turn();
+    node.acquire(&mut *conn, &chat, &user, &turn).unwrap();
+    let keeper = Keeper::start(backend::pool_of(2), KeeperSettings::new(node.ttl()).every(Duration::from_millis(20))).unwrap();
+    let kept = node.keep(&keeper, &chat, &user, &turn).unwrap();
+
+    // The turn runs on past what would have been its TTL: both locks are renewed.
+    age_chat(&mut conn, &chat, TTL - Duration::from_secs(1));
+    age_user(&mut conn, &user, TTL - Duration::from_secs(1));
+    after_rounds(&keeper, 2);
+    let young = Lease::from_secs(10).unwrap();
+    let chat_young: i64 = conversations::table.find(&chat).filter(conversations::table.fresh(young)).count().get_result(&mut *conn).unwrap();
+    let user_young: i64 = user_settings::table.find(&user).filter(user_settings::table.fresh(young)).count().get_result(&mut *conn).unwrap();
+    assert_eq!((chat_young, user_young), (1, 1), "both locks renewed by the database's clock");
+    let refused = locks("node-b").acquire(&mut *conn, &chat, &user, &self::turn());
+    assert!(matches!(refused, Err(Error::ConversationBusy(_))), "{refused:?}");
+    assert!(kept.check().is_ok());
+
+    // An operator frees the conversation: the turn hears it within a round or two.
+    diesel::update(conversations::table.find(&chat)).set(conversations::table.released()).execute(&mut *conn).unwrap();
+    after_rounds(&keeper, 2);
+    assert!(!kept.is_held());
+    assert!(matches!(kept.check(), Err(Error::TurnLost(lost)) if lost.rows == [chat.clone()]));
+    assert!(!kept.release().unwrap(), "it no longer held both");
+    assert_eq!(user_lock(&mut conn, &user), Some((None, None)), "the user's lock, still its own, is released");
+}
+
+#[test]
+fn a_turn_is_kept_only_by_a_keeper_of_its_ttl() {
+    use diesel_lease::{Keeper, KeeperSettings};
+    let Some(mut conn) = connection() else { return };
+    let user = new_user();
+    let chat = new_chat(&mut conn, &user);
+    let keeper = Keeper::start(backend::pool_of(1), KeeperSettings::new(Lease::from_secs(30).unwrap())).unwrap();
+
+    let kept = locks("node-a").keep(&keeper, &chat, &user, &turn());
+
+    assert!(matches!(kept, Err(Error::Lease(LeaseError::InvalidLease(_)))), "{kept:?}");
+}
