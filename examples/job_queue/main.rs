@@ -1,5 +1,7 @@
-//! A table author's job queue: worker threads claim due jobs, one worker dies holding a job,
-//! another reclaims it once its lease is outlived, and every job is completed exactly once.
+//! A table author's job queue: worker threads claim due jobs in batches and keep their leases
+//! with a keeper while they work; one worker dies holding a batch, which another reclaims once
+//! its lease is outlived; an operator frees a job from its worker midway, and the worker, told by
+//! its keeper, stops working on it. Every job is completed exactly once.
 //!
 //! ```text
 //! cargo run --example job_queue                      # embedded SQLite, no server

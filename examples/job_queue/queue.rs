@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::prelude::*;
-use diesel_lease::{Error, Now};
+use diesel_lease::{Error, Keeper, KeeperSettings, Now};
 
 
 use super::example_jobs;
@@ -35,7 +35,8 @@ struct Job {
 type Completions = Mutex<BTreeMap<i64, Vec<String>>>;
 
 pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> {
-    let pool: Pool<ConnectionManager<Conn>> = pool(url, WORKERS as u32 + 1, sqlite)?;
+    // A connection per worker, one for the operator, one for the keeper's renewals.
+    let pool: Pool<ConnectionManager<Conn>> = pool(url, WORKERS as u32 + 2, sqlite)?;
     let conn = &mut pool.get()?;
     for statement in ddl {
         diesel::sql_query(*statement).execute(conn)?;
@@ -46,15 +47,18 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
     diesel::insert_into(example_jobs::table).values(&jobs).execute(conn)?;
 
     let lease = Lease::from_millis(800)?;
+    // Renews every kept batch every 200 ms; trusts a lease 200 ms less than it runs.
+    let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease).every(Duration::from_millis(200)).margin(Duration::from_millis(200)))?;
     let start = timeline_start();
     let completions = Completions::default();
     std::thread::scope(|scope| -> Result<(), Error> {
         let workers: Vec<_> = (0..WORKERS)
             .map(|n| {
-                let (pool, completions) = (&pool, &completions);
-                scope.spawn(move || work(pool, &format!("worker-{n}"), n == 0, lease, start, completions))
+                let (pool, keeper, completions) = (&pool, &keeper, &completions);
+                scope.spawn(move || work(pool, keeper, &format!("worker-{n}"), n == 0, lease, start, completions))
             })
             .collect();
+        scope.spawn(|| operator_frees_a_job(&pool, start));
         for worker in workers {
             worker.join().expect("a worker thread panicked")?;
         }
@@ -63,10 +67,27 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
     report(conn, &completions.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Claims due jobs, a batch at a time, until none is left; a worker that `dies` stops holding
-/// its first batch.
+/// An operator frees the last job of the queue while a worker holds it (say, to move it to
+/// another machine): the worker's keeper notices at its next renewal, and the worker drops it.
+fn operator_frees_a_job(pool: &Pool<ConnectionManager<Conn>>, start: Instant) -> Result<(), Error> {
+    for _ in 0..3_000 {
+        let conn = &mut pool.get()?;
+        let held = example_jobs::table.find(JOBS).filter(example_jobs::claim_token.is_not_null());
+        let freed = diesel::update(held).set((example_jobs::table.released(), example_jobs::status.eq("queued"))).execute(conn)?;
+        if freed == 1 {
+            println!("{:>5} ms  operator frees job {JOBS} from its worker", millis_since(start));
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// Claims due jobs, a batch at a time, until none is left, keeping each batch's lease while it
+/// works; a worker that `dies` stops holding its first batch.
 fn work(
     pool: &Pool<ConnectionManager<Conn>>,
+    keeper: &Keeper<Conn>,
     name: &str,
     dies: bool,
     lease: Lease,
@@ -99,10 +120,23 @@ fn work(
             println!("{:>5} ms  {name} dies holding jobs {ids:?}", millis_since(start));
             return Ok(());
         }
-        std::thread::sleep(Duration::from_millis(10 + (ids[0] as u64 * 7) % 25)); // the work
-        // One guarded statement finishes the whole batch and says which jobs were still ours.
+        let kept = keeper.keep(example_jobs::table, claim.clone(), ids.clone());
+        let mut worked = Vec::new();
+        for id in &ids {
+            // Before each job's effect: is it still ours? The keeper knows without a statement,
+            // and a loss names the jobs lost.
+            if let Err(lost) = kept.check() {
+                if lost.rows.contains(id) {
+                    println!("{:>5} ms  {name} lost job {id} ({}): stops working on it", millis_since(start), lost.reason);
+                    continue;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(40 + (*id as u64 * 7) % 40)); // the work
+            worked.push(*id);
+        }
+        // One guarded statement finishes the jobs worked and says which were still ours.
         let completed = example_jobs::table
-            .release_rows(&claim, ids.clone())
+            .release_rows(&claim, worked.clone())
             .set((example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
             .run(conn)?;
         let mut done = completions.lock().unwrap_or_else(|e| e.into_inner());
@@ -111,7 +145,8 @@ fn work(
         }
         drop(done);
         println!("{:>5} ms  {name} completed jobs {completed:?}", millis_since(start));
-        let lost: Vec<&i64> = ids.iter().filter(|id| !completed.contains(id)).collect();
+        drop(kept); // releases what the batch still holds: nothing, or the jobs not worked
+        let lost: Vec<&i64> = worked.iter().filter(|id| !completed.contains(id)).collect();
         if !lost.is_empty() {
             println!("{:>5} ms  {name} lost jobs {lost:?} to a newer claim: their results are dropped", millis_since(start));
         }

@@ -133,8 +133,10 @@ impl KeeperSettings {
 /// [`is_held`](Kept::is_held) or [`check`](Kept::check) as often as it likes.
 ///
 /// The keeper owns a clone of an r2d2 pool and takes a connection for each renewal only; a
-/// broken connection is replaced by the pool at the next one. Dropping the keeper stops it and
-/// releases every claim it still keeps.
+/// broken connection is replaced by the pool at the next one. Size the pool for it (or give it a
+/// small pool of its own): a renewal that waits for a connection is a renewal that may come too
+/// late, and a release on drop waits for one too. Dropping the keeper stops it and releases every
+/// claim it still keeps.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
