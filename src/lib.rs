@@ -92,7 +92,7 @@ pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
 pub use fence::{Fence, NoFence};
 pub use inspect::{HeldPerOwner, Holders, Holding};
-pub use keeper::{Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
+pub use keeper::{Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, LossReason};
 pub use lease::{Age, Lease};
 pub use reap::Reap;
 pub use refusal::{LeaseHolder, Refusal, Refused};

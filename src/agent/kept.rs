@@ -3,8 +3,7 @@ use diesel::r2d2::R2D2Connection;
 
 use super::schema::{conversations, user_settings};
 use super::{AgentLocks, Error, TurnRef};
-use crate::release_rows::{GuardedUpdate, LockHeldRows};
-use crate::{Claim, Keeper, Kept, Released, ReleasesRows, Renewed};
+use crate::{Claim, Keeper, KeepsRows, Kept};
 
 /// A turn whose conversation and user locks a [`Keeper`] renews: made by [`AgentLocks::keep`].
 ///
@@ -79,54 +78,12 @@ impl AgentLocks {
 /// keeps::<diesel::sqlite::Sqlite>();
 /// ```
 pub trait KeepsAgentLocks<C>:
-    KeepsTable<C, conversations::table> + KeepsTable<C, user_settings::table>
+    KeepsRows<C, conversations::table, String> + KeepsRows<C, user_settings::table, String>
 {
 }
 
 impl<C, DB> KeepsAgentLocks<C> for DB where
-    DB: KeepsTable<C, conversations::table> + KeepsTable<C, user_settings::table>
-{
-}
-
-/// A backend on which a keeper can renew and release rows of `T` keyed by text.
-#[doc(hidden)]
-pub trait KeepsTable<C, T: crate::ClaimLease>:
-    ReleasesRows<
-        'static,
-        GuardedUpdate<T, String, Renewed<T>>,
-        T::PrimaryKey,
-        LockHeldRows<T, String>,
-        C,
-        String,
-    > + ReleasesRows<
-        'static,
-        GuardedUpdate<T, String, Released<T>>,
-        T::PrimaryKey,
-        LockHeldRows<T, String>,
-        C,
-        String,
-    >
-{
-}
-
-impl<C, T, DB> KeepsTable<C, T> for DB
-where
-    T: crate::ClaimLease,
-    DB: ReleasesRows<
-            'static,
-            GuardedUpdate<T, String, Renewed<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, String>,
-            C,
-            String,
-        > + ReleasesRows<
-            'static,
-            GuardedUpdate<T, String, Released<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, String>,
-            C,
-            String,
-        >,
+    DB: KeepsRows<C, conversations::table, String> + KeepsRows<C, user_settings::table, String>
 {
 }
 

@@ -36,8 +36,6 @@ pub mod schema;
 
 pub use connection::AgentConnection;
 pub use error::Error;
-#[doc(hidden)]
-pub use kept::KeepsTable;
 pub use kept::{KeepsAgentLocks, KeptTurn};
 pub use locks::AgentLocks;
 pub use migrations::{run_migrations, AgentMigrations};

@@ -12,7 +12,7 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use diesel::Column;
 
 use crate::release_rows::{guarded_update, GuardedUpdate, LockHeldRows};
-use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed};
+use crate::{Age, Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed, RenewedAgo};
 
 /// How a [`Keeper`] keeps its leases.
 ///
@@ -20,7 +20,9 @@ use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed};
 /// * `margin`: how long before the lease would run out it stops trusting a lease whose renewal
 ///   it could not confirm, by default a fifth of the lease;
 /// * `at_most`: the longest it keeps any claim (ShedLock's `lockAtMostFor`), after which it stops
-///   renewing and reports the lease lost; none by default.
+///   renewing and reports the lease lost; none by default;
+/// * `at_least`: the shortest hold (ShedLock's `lockAtLeastFor`): a release sooner leaves the
+///   rows held and dated so that nobody takes them before it has passed; none by default.
 ///
 /// ```
 /// use std::time::Duration;
@@ -39,6 +41,7 @@ pub struct KeeperSettings {
     every: Duration,
     margin: Duration,
     at_most: Option<Duration>,
+    at_least: Option<Duration>,
 }
 
 impl KeeperSettings {
@@ -56,6 +59,7 @@ impl KeeperSettings {
             every: lease.as_duration() / 3,
             margin: lease.as_duration() / 5,
             at_most: None,
+            at_least: None,
         }
     }
 
@@ -98,6 +102,22 @@ impl KeeperSettings {
         }
     }
 
+    /// Hold every claim at least `at_least` (at most the lease): a release sooner dates the
+    /// rows so that they free themselves when it has passed, by the database's clock.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let settings = diesel_lease::KeeperSettings::new(diesel_lease::Lease::from_secs(60)?).at_least(Duration::from_secs(10));
+    /// # let _ = settings;
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn at_least(self, at_least: Duration) -> Self {
+        Self {
+            at_least: Some(at_least),
+            ..self
+        }
+    }
+
     /// How often the keeper renews.
     ///
     /// ```
@@ -114,6 +134,16 @@ impl KeeperSettings {
     /// trusted part of the lease.
     fn checked(self) -> Result<Self, Error> {
         let trusted = self.lease.as_duration().saturating_sub(self.margin);
+        if self
+            .at_least
+            .is_some_and(|at_least| at_least > self.lease.as_duration())
+        {
+            return Err(Error::InvalidLease(format!(
+                "a hold of at least {:?} is longer than the lease, {:?}",
+                self.at_least,
+                self.lease.as_duration()
+            )));
+        }
         if self.every.is_zero() || self.margin.is_zero() || self.every >= trusted {
             return Err(Error::InvalidLease(format!(
                 "renewing every {:?} with a margin of {:?} cannot keep a lease of {:?}: \
@@ -248,21 +278,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         T: ClaimLease + Send + Sync + 'static,
         T::PrimaryKey: Column,
         K: Clone + PartialEq + Send + Sync + 'static,
-        C::Backend: ReleasesRows<
-                'static,
-                GuardedUpdate<T, K, Renewed<T>>,
-                T::PrimaryKey,
-                LockHeldRows<T, K>,
-                C,
-                K,
-            > + ReleasesRows<
-                'static,
-                GuardedUpdate<T, K, Released<T>>,
-                T::PrimaryKey,
-                LockHeldRows<T, K>,
-                C,
-                K,
-            >,
+        C::Backend: KeepsRows<C, T, K>,
     {
         let settings = self.shared.settings;
         let state = Arc::new(KeptState {
@@ -407,6 +423,57 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A backend on which a keeper can renew and release rows of `T` with keys `K`, through
+/// connections `C`: every backend the library supports.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// fn keeps<DB: diesel_lease::KeepsRows<diesel::SqliteConnection, jobs::table, i64>>() {}
+/// # fn main() {
+/// keeps::<diesel::sqlite::Sqlite>();
+/// # }
+/// ```
+pub trait KeepsRows<C, T: ClaimLease, K>: ReleasesRows<'static, GuardedUpdate<T, K, Renewed<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
+    + ReleasesRows<'static, GuardedUpdate<T, K, Released<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
+    + ReleasesRows<
+        'static,
+        GuardedUpdate<T, K, RenewedAgo<T>>,
+        T::PrimaryKey,
+        LockHeldRows<T, K>,
+        C,
+        K,
+    >
+{
+}
+
+impl<C, T, K, DB> KeepsRows<C, T, K> for DB
+where
+    T: ClaimLease,
+    DB: ReleasesRows<
+            'static,
+            GuardedUpdate<T, K, Renewed<T>>,
+            T::PrimaryKey,
+            LockHeldRows<T, K>,
+            C,
+            K,
+        > + ReleasesRows<
+            'static,
+            GuardedUpdate<T, K, Released<T>>,
+            T::PrimaryKey,
+            LockHeldRows<T, K>,
+            C,
+            K,
+        > + ReleasesRows<
+            'static,
+            GuardedUpdate<T, K, RenewedAgo<T>>,
+            T::PrimaryKey,
+            LockHeldRows<T, K>,
+            C,
+            K,
+        >,
+{
+}
+
 /// A claim's rows a keeper renews and releases, whatever their table and key type.
 trait Renewing: Send + Sync {
     /// Renews what is still held; whether a statement was sent.
@@ -445,6 +512,14 @@ impl<K: Clone + PartialEq> KeptState<K> {
         self.lost_flag.store(true, Ordering::SeqCst);
     }
 
+    /// How much of the shortest hold is left, counted from when the keeper took the claim (no
+    /// earlier than the claim itself, so the hold can only come out longer).
+    fn left_of_shortest_hold(&self) -> Option<Duration> {
+        let at_least = self.settings.at_least?;
+        let left = (self.kept_since + at_least).saturating_duration_since(monotonic::instant());
+        (!left.is_zero()).then_some(left)
+    }
+
     fn past_longest_hold(&self) -> bool {
         self.settings
             .at_most
@@ -475,21 +550,7 @@ where
     T: ClaimLease + Send + Sync + 'static,
     T::PrimaryKey: Column,
     K: Clone + PartialEq + Send + Sync + 'static,
-    C::Backend: ReleasesRows<
-            'static,
-            GuardedUpdate<T, K, Renewed<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, K>,
-            C,
-            K,
-        > + ReleasesRows<
-            'static,
-            GuardedUpdate<T, K, Released<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, K>,
-            C,
-            K,
-        >,
+    C::Backend: KeepsRows<C, T, K>,
 {
     fn renew(&self) -> bool {
         let state = &self.state;
@@ -548,13 +609,18 @@ where
         }
         let keys = std::mem::take(&mut *lock(&state.held));
         let mut conn = self.pool.get()?;
-        let released = guarded_update(
-            self.table,
-            &state.claim,
-            keys,
-            self.table.released(),
-            &mut *conn,
-        )?;
+        let released = match state.left_of_shortest_hold() {
+            // Dated so that the lease runs out when the shortest hold ends: kept, not freed.
+            Some(left) => {
+                let age = Age::new(state.settings.lease.as_duration().saturating_sub(left))?;
+                let dated = self.table.renewed_ago(age);
+                guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
+            }
+            None => {
+                let released = self.table.released();
+                guarded_update(self.table, &state.claim, keys, released, &mut *conn)?
+            }
+        };
         crate::events::released::<T>(&state.claim, released.len());
         *lock(&state.released) = released;
         Ok(true)

@@ -228,3 +228,46 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
     assert_eq!(kept.check().expect_err("lost").reason, LossReason::Unconfirmed);
     assert_eq!(fresh, 1, "lost by the keeper's reckoning before the lease ran out by the database's");
 }
+
+#[test]
+fn a_release_before_the_shortest_hold_leaves_the_rows_held_until_it_has_passed() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_least(Duration::from_secs(30))).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids.clone());
+
+    assert_eq!(kept.release().unwrap(), ids, "released from the keeper's care");
+
+    let row = job(&shared, &ids[0]);
+    assert_eq!(row.lease_token.as_deref(), Some(claim.token()), "still held: the shortest hold has not passed");
+    let holding = lease_jobs::table.holders(minute()).load::<_, String>(&mut shared.get().unwrap()).unwrap();
+    let holding = holding.iter().find(|holding| holding.key == ids[0]).expect("held");
+    assert!(
+        holding.time_left > Duration::from_secs(25) && holding.time_left <= Duration::from_secs(30),
+        "the lease runs out when the 30 s hold ends, by the database's clock: {holding:?}"
+    );
+    let rival: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&ids[0])).returning(lease_jobs::id).by("rival", &mut shared.get().unwrap()).unwrap();
+    assert!(rival.is_empty());
+    diesel::update(lease_jobs::table.find(&ids[0]))
+        .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(61)).unwrap()))
+        .execute(&mut shared.get().unwrap())
+        .unwrap();
+    let rival: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&ids[0])).returning(lease_jobs::id).by("rival", &mut shared.get().unwrap()).unwrap();
+    assert_eq!(rival.len(), 1, "free once the hold has passed");
+}
+
+#[test]
+fn settings_that_cannot_keep_a_lease_are_refused_before_any_thread_starts() {
+    let Some(_) = backend::pool() else { return };
+    let lease = Lease::from_secs(3).unwrap();
+    for settings in [
+        KeeperSettings::new(lease).every(Duration::from_secs(3)),
+        KeeperSettings::new(lease).margin(Duration::from_secs(3)),
+        KeeperSettings::new(lease).every(Duration::ZERO),
+        KeeperSettings::new(lease).at_least(Duration::from_secs(4)),
+    ] {
+        let started = Keeper::start(backend::pool_of(1), settings);
+        assert!(matches!(started, Err(diesel_lease::Error::InvalidLease(_))), "{settings:?}: {started:?}");
+    }
+}
