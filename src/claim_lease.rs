@@ -614,8 +614,9 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 /// Implements [`ClaimLease`] for a `table!`.
 ///
 /// With the default column names `owner`, `claim_token` and `claimed_at`, name the table alone;
-/// otherwise map each role to the table's own column, and add `fence: column` for a table with a
-/// [`Fence`](crate::Fence) (a `BIGINT NOT NULL DEFAULT 0` claim counter).
+/// otherwise map the roles whose column has another name, in any order (the others keep their
+/// default name), and add `fence: column` for a table with a [`Fence`](crate::Fence) (a
+/// `BIGINT NOT NULL DEFAULT 0` claim counter). An unknown role is a compile error.
 ///
 /// ```
 /// diesel::table! {
@@ -648,35 +649,82 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 ///     claim_token: busy_turn_ref,
 ///     claimed_at: busy_since,
 /// });
-/// # fn main() {}
+///
+/// diesel::table! {
+///     use diesel::sql_types::*;
+///     use diesel_lease::sql_types::UtcTimestamp;
+///
+///     tasks (id) {
+///         id -> BigInt,
+///         owner -> Nullable<Text>,
+///         claim_token -> Nullable<Text>,
+///         taken_at -> Nullable<UtcTimestamp>,
+///         attempt -> BigInt,
+///     }
+/// }
+///
+/// // Only the roles whose column has another name, in any order.
+/// diesel_lease::claim_lease!(tasks { fence: attempt, claimed_at: taken_at });
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+///
+/// let conn = &mut SqliteConnection::establish(":memory:")?;
+/// diesel::sql_query("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner TEXT, claim_token TEXT, taken_at TEXT, attempt BIGINT NOT NULL DEFAULT 0)").execute(conn)?;
+/// diesel::sql_query("INSERT INTO tasks (id) VALUES (1)").execute(conn)?;
+/// let outcome: Claimed<i64, _, _> = tasks::table.claim_row(1, Lease::from_secs(30)?).returning(tasks::id).by(Claim::new("w")?, conn)?;
+/// assert_eq!(outcome.won().and_then(|won| won.fence()), Some(1), "attempt is the fence");
+/// # Ok(())
+/// # }
 /// ```
 #[macro_export]
 macro_rules! claim_lease {
     ($($table:ident)::+) => {
-        $crate::claim_lease!($($table)::+ {
-            owner: owner,
-            claim_token: claim_token,
-            claimed_at: claimed_at,
-        });
+        $crate::claim_lease!($($table)::+ {});
     };
-    ($($table:ident)::+ {
-        owner: $owner:ident,
-        claim_token: $claim_token:ident,
-        claimed_at: $claimed_at:ident $(,)?
-    }) => {
-        $crate::claim_lease!(@impl $($table)::+, $owner, $claim_token, $claimed_at, $crate::NoFence);
-    };
-    ($($table:ident)::+ {
-        owner: $owner:ident,
-        claim_token: $claim_token:ident,
-        claimed_at: $claimed_at:ident,
-        fence: $fence:ident $(,)?
-    }) => {
+    ($($table:ident)::+ { $($role:ident : $column:ident),* $(,)? }) => {
         $crate::claim_lease!(
-            @impl $($table)::+, $owner, $claim_token, $claimed_at, $($table)::+::$fence
+            @roles [$($table)::+]
+            { owner: owner, claim_token: claim_token, claimed_at: claimed_at, fence: () }
+            $($role : $column,)*
         );
     };
-    (@impl $($table:ident)::+, $owner:ident, $claim_token:ident, $claimed_at:ident, $fence:ty) => {
+    (@roles $table:tt { owner: $_o:ident, claim_token: $t:ident, claimed_at: $c:ident, fence: $f:tt }
+        owner : $column:ident, $($rest:tt)*) => {
+        $crate::claim_lease!(@roles $table
+            { owner: $column, claim_token: $t, claimed_at: $c, fence: $f } $($rest)*);
+    };
+    (@roles $table:tt { owner: $o:ident, claim_token: $_t:ident, claimed_at: $c:ident, fence: $f:tt }
+        claim_token : $column:ident, $($rest:tt)*) => {
+        $crate::claim_lease!(@roles $table
+            { owner: $o, claim_token: $column, claimed_at: $c, fence: $f } $($rest)*);
+    };
+    (@roles $table:tt { owner: $o:ident, claim_token: $t:ident, claimed_at: $_c:ident, fence: $f:tt }
+        claimed_at : $column:ident, $($rest:tt)*) => {
+        $crate::claim_lease!(@roles $table
+            { owner: $o, claim_token: $t, claimed_at: $column, fence: $f } $($rest)*);
+    };
+    (@roles $table:tt { owner: $o:ident, claim_token: $t:ident, claimed_at: $c:ident, fence: $_f:tt }
+        fence : $column:ident, $($rest:tt)*) => {
+        $crate::claim_lease!(@roles $table
+            { owner: $o, claim_token: $t, claimed_at: $c, fence: ($column) } $($rest)*);
+    };
+    (@roles $table:tt $roles:tt $role:ident : $column:ident, $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "claim_lease!: unknown role `", ::core::stringify!($role),
+            "`; the roles are owner, claim_token, claimed_at and fence"
+        ));
+    };
+    (@roles [$($table:ident)::+]
+        { owner: $o:ident, claim_token: $t:ident, claimed_at: $c:ident, fence: () }) => {
+        $crate::claim_lease!(@impl [$($table)::+] $o, $t, $c, $crate::NoFence);
+    };
+    (@roles [$($table:ident)::+]
+        { owner: $o:ident, claim_token: $t:ident, claimed_at: $c:ident, fence: ($f:ident) }) => {
+        $crate::claim_lease!(@impl [$($table)::+] $o, $t, $c, $($table)::+::$f);
+    };
+    (@impl [$($table:ident)::+] $owner:ident, $claim_token:ident, $claimed_at:ident, $fence:ty) => {
         impl $crate::ClaimLease for $($table)::+::table {
             type Owner = $($table)::+::$owner;
             type ClaimToken = $($table)::+::$claim_token;
