@@ -219,9 +219,8 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
             selection(),
             Both::new(key_is(), held_by_token::<T>(&claim)),
         );
-        let winners = C::Backend::winners(statement, selection(), read_back, conn);
-        let mut won = lost_conflict_claims_nothing(winners, conn)?;
-        Ok(match won.pop() {
+        let winner = C::Backend::winner(statement, selection(), read_back, conn);
+        Ok(match lost_conflict_claims_nothing(winner, conn)? {
             Some((row, fence)) => {
                 crate::events::acquired::<T>(&claim, 1);
                 Claimed::Won(Won { row, claim, fence })

@@ -168,8 +168,9 @@ where
     )?)
 }
 
-/// `key IN (?, ?, ..)` over a single-column primary key: one bind per key, so its SQL varies
-/// with the number of keys and it is never cached.
+/// `key IN (?, ?, ..)` over a single-column primary key. The list is padded to a power of two
+/// by repeating its last key (the same set of rows), so that its SQL comes in a few fixed
+/// lengths, each prepared once per connection and found again by its text.
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct KeyIn<Key, K> {
@@ -193,6 +194,7 @@ impl<Key, K, GroupBy> ValidGrouping<GroupBy> for KeyIn<Key, K> {
     type IsAggregate = is_aggregate::Never;
 }
 
+/// Cached by its SQL text, which the padded length of its list fixes.
 impl<Key, K> QueryId for KeyIn<Key, K> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
@@ -205,10 +207,15 @@ where
     K: ToSql<Key::SqlType, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        out.unsafe_to_cache_prepared();
+        let Some(last) = self.keys.last() else {
+            out.push_sql("1 = 0");
+            return Ok(());
+        };
         self.column.walk_ast(out.reborrow())?;
         out.push_sql(" IN (");
-        for (index, key) in self.keys.iter().enumerate() {
+        let padded = self.keys.len().next_power_of_two();
+        let keys = self.keys.iter().chain(std::iter::repeat(last));
+        for (index, key) in keys.take(padded).enumerate() {
             if index > 0 {
                 out.push_sql(", ");
             }

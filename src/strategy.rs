@@ -41,15 +41,16 @@ pub trait ReturnsSelection<Selection> {
 /// # fn main() {}
 /// ```
 pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
-    /// Runs `statement` and gives back `selection` of the rows it won. `read_back` selects the
-    /// same of the rows the claim's token holds, for backends without `RETURNING`.
+    /// Runs `statement` and gives back `selection` of the row it won, if it won one.
+    /// `read_back` selects the same of the row the claim's token holds, for backends without
+    /// `RETURNING`.
     #[doc(hidden)]
-    fn winners(
+    fn winner(
         statement: Statement,
         selection: Selection,
         read_back: ReadBack,
         conn: &mut C,
-    ) -> QueryResult<Vec<R>>;
+    ) -> QueryResult<Option<R>>;
 }
 
 /// How a backend finishes rows a claim holds in one guarded `UPDATE` and learns which it
@@ -90,13 +91,16 @@ macro_rules! reports_by_returning {
             S: $crate::strategy::ReturnsSelection<Selection>,
             S::Returning: diesel::query_dsl::LoadQuery<'q, C, R>,
         {
-            fn winners(
+            fn winner(
                 statement: S,
                 selection: Selection,
                 _: ReadBack,
                 conn: &mut C,
-            ) -> diesel::QueryResult<Vec<R>> {
-                diesel::RunQueryDsl::load(statement.returning(selection), conn)
+            ) -> diesel::QueryResult<Option<R>> {
+                let statement = statement.returning(selection);
+                diesel::OptionalExtension::optional(diesel::RunQueryDsl::get_result(
+                    statement, conn,
+                ))
             }
         }
 
@@ -432,15 +436,15 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 /// serialization failure on PostgreSQL. The statement was rolled back alone, so it is a lost
 /// race like any other. Inside the caller's transaction the whole transaction is gone, and the
 /// caller must hear of it.
-pub(crate) fn lost_conflict_claims_nothing<C: Connection, R>(
-    result: QueryResult<Vec<R>>,
+pub(crate) fn lost_conflict_claims_nothing<C: Connection, Won: Default>(
+    result: QueryResult<Won>,
     conn: &mut C,
-) -> QueryResult<Vec<R>> {
+) -> QueryResult<Won> {
     match result {
         Err(DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _))
             if in_no_transaction(conn) =>
         {
-            Ok(Vec::new())
+            Ok(Won::default())
         }
         other => other,
     }

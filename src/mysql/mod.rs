@@ -26,7 +26,7 @@ use diesel::dsl::SqlTypeOf;
 use diesel::expression::Expression;
 use diesel::query_builder::AsChangeset;
 use diesel::sql_types::SqlType;
-use diesel::{Connection, RunQueryDsl};
+use diesel::{Connection, OptionalExtension, RunQueryDsl};
 
 use crate::strategy::in_no_transaction;
 use crate::{
@@ -83,16 +83,16 @@ where
     /// refused claim until the COMMIT, queueing contenders. Should the lease run out and another
     /// claim take a row in between, the read does not find it: the claim has lost that row, and
     /// the token guards every later write of the loser.
-    fn winners(
+    fn winner(
         statement: S,
         _: Selection,
         read_back: ReadBack,
         conn: &mut C,
-    ) -> QueryResult<Vec<R>> {
+    ) -> QueryResult<Option<R>> {
         if S::execute(statement, conn)? == 0 {
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        read_back.load(conn)
+        read_back.get_result(conn).optional()
     }
 }
 

@@ -97,3 +97,22 @@ fn a_claim_that_loses_a_serialization_conflict_is_refused_not_an_error() {
     assert!(!outcome.is_won(), "and it claimed nothing");
     assert_eq!(job(&mut conn, &id).lease_token, None);
 }
+
+#[test]
+fn a_key_list_is_prepared_once_for_each_power_of_two_of_its_length() {
+    let Some(mut shared) = connection() else { return };
+    let mut conn = backend::connect();
+    let release = |conn: &mut backend::Conn, keys: Vec<String>| {
+        let claim = Claim::new("nobody").unwrap();
+        lease_jobs::table.release_rows(&claim, keys).run(conn).unwrap()
+    };
+    let keys: Vec<String> = (0..5).map(|_| queued_job(&mut shared)).collect();
+
+    release(&mut conn, keys[..3].to_vec());
+    release(&mut conn, keys[..4].to_vec());
+    assert_eq!(prepared_updates(&mut conn), 1, "3 and 4 keys: one statement of 4 binds");
+    release(&mut conn, keys[..3].to_vec());
+    assert_eq!(prepared_updates(&mut conn), 1, "found again by its text");
+    release(&mut conn, keys.clone());
+    assert_eq!(prepared_updates(&mut conn), 2, "5 keys: a statement of 8 binds");
+}
