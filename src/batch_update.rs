@@ -48,16 +48,21 @@ pub trait RunsBatchUpdates<'q, Parts, C, R>: Backend {
 /// ([`RunsBatchUpdates`]).
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct BatchUpdateParts<T, F, O, Set, Selection> {
+pub struct BatchUpdateParts<T, F, O, Set, Selection, Changed> {
     pub(crate) table: T,
     pub(crate) filter: F,
     pub(crate) order: O,
     pub(crate) limit: i64,
     pub(crate) set: Set,
     pub(crate) selection: Selection,
+    /// What the `UPDATE` leaves on each row it changed (a claim's token, a reap's `NULL`): how
+    /// a read after it tells the rows it changed from the rows it passed over.
+    pub(crate) changed: Changed,
 }
 
-impl<T: ClaimLease, F, O, Set, Selection> BatchUpdateParts<T, F, O, Set, Selection> {
+impl<T: ClaimLease, F, O, Set, Selection, Changed>
+    BatchUpdateParts<T, F, O, Set, Selection, Changed>
+{
     /// The one `UPDATE` that picks the rows and changes them (PostgreSQL, SQLite), and the
     /// selection it should return.
     #[cfg(any(feature = "postgres", feature = "sqlite"))]
@@ -94,15 +99,21 @@ impl<T: ClaimLease, F, O, Set, Selection> BatchUpdateParts<T, F, O, Set, Selecti
         }
     }
 
-    /// The `UPDATE` of the rows with `keys`, still matching the filter, and the read of those
-    /// rows (MySQL/MariaDB, in the transaction that locked them).
+    /// The `UPDATE` of the rows with `keys`, still matching the filter, and the read of the rows
+    /// it changed (MySQL/MariaDB, in the transaction that locked them). The filter may read
+    /// other tables, which the lock does not hold still: a row it no longer matches is passed
+    /// over, and the read tells it by what the `UPDATE` leaves on the rows it changed.
     #[cfg(feature = "mysql")]
-    pub(crate) fn by_keys<K: Clone>(self, keys: Vec<K>) -> KeyedBatch<T, F, Set, Selection, K>
+    pub(crate) fn by_keys<K: Clone>(
+        self,
+        keys: Vec<K>,
+    ) -> KeyedBatch<T, F, Set, Selection, K, Changed>
     where
         Set: AsChangeset<Target = T>,
     {
         let key_in = |keys| KeyIn::new(self.table.primary_key(), keys);
-        let read_back = SelectWhere::new(self.table, self.selection, key_in(keys.clone()));
+        let changed = Both::new(key_in(keys.clone()), self.changed);
+        let read_back = SelectWhere::new(self.table, self.selection, changed);
         let statement = Update::new(
             self.table,
             Where::new(Both::new(key_in(keys), self.filter)),
@@ -114,9 +125,9 @@ impl<T: ClaimLease, F, O, Set, Selection> BatchUpdateParts<T, F, O, Set, Selecti
 
 /// The `UPDATE` of a batch by its keys, and the read of its rows (MySQL/MariaDB).
 #[cfg(feature = "mysql")]
-type KeyedBatch<T, F, Set, Selection, K> = (
+type KeyedBatch<T, F, Set, Selection, K, Changed> = (
     KeyedBatchUpdate<T, F, Set, K>,
-    KeyedReadBack<T, Selection, K>,
+    KeyedReadBack<T, Selection, K, Changed>,
 );
 
 /// The `UPDATE` of a batch by the keys its candidates locked (MySQL/MariaDB).
@@ -124,10 +135,11 @@ type KeyedBatch<T, F, Set, Selection, K> = (
 pub type KeyedBatchUpdate<T, F, Set, K> =
     Update<T, Where<Both<KeyIn<<T as Table>::PrimaryKey, K>, F>>, Set>;
 
-/// The read of a batch's rows by their keys (MySQL/MariaDB), locked by the same transaction.
+/// The read of the rows a batch changed, by their keys and what the change left on them
+/// (MySQL/MariaDB), locked by the same transaction.
 #[doc(hidden)]
-pub type KeyedReadBack<T, Selection, K> =
-    SelectWhere<T, Selection, KeyIn<<T as Table>::PrimaryKey, K>>;
+pub type KeyedReadBack<T, Selection, K, Changed> =
+    SelectWhere<T, Selection, Both<KeyIn<<T as Table>::PrimaryKey, K>, Changed>>;
 
 /// `SELECT key FROM table WHERE .. ORDER BY .. LIMIT n FOR UPDATE SKIP LOCKED`.
 #[doc(hidden)]

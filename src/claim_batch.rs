@@ -7,7 +7,8 @@ use diesel::sql_types::BoolOrNullableBool;
 
 use crate::batch_update::{batch_limit, BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
 use crate::strategy::{
-    lost_conflict_claims_nothing, taken_by, Both, FenceRead, NoChanges, TakenBy,
+    held_by_token, lost_conflict_claims_nothing, taken_by, Both, FenceRead, HeldByToken, NoChanges,
+    TakenBy,
 };
 use crate::{Claim, ClaimLease, Claimable, Error, Fence, Lease};
 
@@ -21,9 +22,8 @@ use crate::{Claim, ClaimLease, Claimable, Error, Fence, Lease};
 /// never wait for each other's rows where the backend can skip them:
 ///
 /// * PostgreSQL: the candidates are picked with `FOR UPDATE SKIP LOCKED` in a `MATERIALIZED`
-///   CTE (so the plan cannot run the pick twice and claim more than `size` rows), and the
-///   claimable condition is repeated in the `UPDATE`'s own `WHERE`, which PostgreSQL re-checks
-///   on a row another transaction changed meanwhile;
+///   CTE (so the plan cannot run the pick twice and claim more than `size` rows; `FOR UPDATE`
+///   re-checks the filter on each row's newest version), and the `UPDATE` names them;
 /// * MySQL/MariaDB: a short READ COMMITTED transaction: `SELECT key .. FOR UPDATE SKIP LOCKED`,
 ///   an `UPDATE` of those keys (InnoDB then locks rows by key equality alone, so queues do not
 ///   deadlock), and the rows read back by the batch's token;
@@ -236,7 +236,14 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
         C: Connection,
         C::Backend: RunsBatchUpdates<
             'q,
-            BatchUpdateParts<T, F, O, (TakenBy<T>, Changes), (Selection, FenceRead<T>)>,
+            BatchUpdateParts<
+                T,
+                F,
+                O,
+                (TakenBy<T>, Changes),
+                (Selection, FenceRead<T>),
+                HeldByToken<T>,
+            >,
             C,
             (R, Option<i64>),
         >,
@@ -250,6 +257,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             limit,
             set: (taken_by::<T>(&claim), self.changes),
             selection: (self.selection, <T::Fence as Fence<T>>::read()),
+            changed: held_by_token::<T>(&claim),
         };
         let winners = C::Backend::run_batch(parts, conn);
         let (rows, fences): (Vec<R>, Vec<Option<i64>>) =

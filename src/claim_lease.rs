@@ -203,7 +203,8 @@ pub trait ClaimLease: Table + Copy + Default {
         crate::ReleaseRows::new(self, claim, keys)
     }
 
-    /// The row is taken by `claim`: owner and token from the claim, claimed at the database's now.
+    /// The row is taken by `claim`: owner and token from the claim, claimed at the database's
+    /// now, and its [`Fence`](crate::Fence), if it has one, one higher.
     ///
     /// ```
     /// # include!("doctest_setup.rs");
@@ -223,6 +224,7 @@ pub trait ClaimLease: Table + Copy + Default {
             Self::Owner::default().eq(claim.owner()),
             Self::ClaimToken::default().eq(claim.token()),
             Self::ClaimedAt::default().eq(Now::default()),
+            <Self::Fence as crate::Fence<Self>>::bump(),
         )
     }
 
@@ -251,6 +253,7 @@ pub trait ClaimLease: Table + Copy + Default {
             Self::Owner::default().eq(claim.owner()),
             Self::ClaimToken::default().eq(claim.token()),
             Self::ClaimedAt::default().eq(Ago::new(age)),
+            <Self::Fence as crate::Fence<Self>>::bump(),
         )
     }
 
@@ -493,6 +496,7 @@ pub type Taken<'a, T> = (
     dsl::Eq<OwnerOf<T>, &'a str>,
     dsl::Eq<TokenOf<T>, &'a str>,
     dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>,
+    crate::strategy::FenceBump<T>,
 );
 /// The changeset of [`ClaimLease::taken_ago`].
 ///
@@ -509,6 +513,7 @@ pub type TakenAgo<'a, T> = (
     dsl::Eq<OwnerOf<T>, &'a str>,
     dsl::Eq<TokenOf<T>, &'a str>,
     dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>,
+    crate::strategy::FenceBump<T>,
 );
 /// The changeset of [`ClaimLease::renewed`].
 ///

@@ -7,7 +7,7 @@ use diesel::sql_types::BoolOrNullableBool;
 
 use crate::batch_update::{batch_limit, BatchUpdateParts, NoOrder, OrderBy, RunsBatchUpdates};
 use crate::strategy::{lost_conflict_claims_nothing, Both, NoChanges};
-use crate::{ClaimLease, Error, Lease, Outlived, Released};
+use crate::{ClaimLease, Error, Lease, Outlived, Released, Unclaimed};
 
 /// A reap of up to `size` rows of `T` whose lease ran out: built by [`ClaimLease::reap`], run by
 /// [`run`](Self::run).
@@ -159,7 +159,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
         C: Connection,
         C::Backend: RunsBatchUpdates<
             'q,
-            BatchUpdateParts<T, F, O, (Released<T>, Changes), T::PrimaryKey>,
+            BatchUpdateParts<T, F, O, (Released<T>, Changes), T::PrimaryKey, Unclaimed<T>>,
             C,
             K,
         >,
@@ -171,6 +171,8 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
             limit: batch_limit(self.size)?,
             set: (self.table.released(), self.changes),
             selection: self.table.primary_key(),
+            // Every candidate was held when it was locked; the reap alone clears the token.
+            changed: self.table.unclaimed(),
         };
         let reaped = C::Backend::run_batch(parts, conn);
         let reaped = lost_conflict_claims_nothing(reaped, conn)?;

@@ -104,9 +104,13 @@ macro_rules! reports_by_returning {
             }
         }
 
-        impl<'q, T, F, O, Set, Selection, C, R>
-            $crate::RunsBatchUpdates<'q, $crate::BatchUpdateParts<T, F, O, Set, Selection>, C, R>
-            for $backend
+        impl<'q, T, F, O, Set, Selection, Changed, C, R>
+            $crate::RunsBatchUpdates<
+                'q,
+                $crate::BatchUpdateParts<T, F, O, Set, Selection, Changed>,
+                C,
+                R,
+            > for $backend
         where
             C: diesel::Connection<Backend = $backend>,
             T: $crate::ClaimLease,
@@ -115,7 +119,7 @@ macro_rules! reports_by_returning {
                 diesel::query_dsl::LoadQuery<'q, C, R>,
         {
             fn run_batch(
-                parts: $crate::BatchUpdateParts<T, F, O, Set, Selection>,
+                parts: $crate::BatchUpdateParts<T, F, O, Set, Selection, Changed>,
                 conn: &mut C,
             ) -> diesel::QueryResult<Vec<R>> {
                 let (statement, selection) = parts.into_statement();

@@ -21,9 +21,9 @@ use diesel::{QueryResult, RunQueryDsl, Table};
 /// `.execute(..)`, or `RETURNING` rows on PostgreSQL and SQLite). The prepared statement is
 /// found by the SQL text the update renders, never by its type: a changeset with `Option` fields
 /// renders one text per pattern of `None`s, and each gets its own statement. Values are bound,
-/// so the changesets and predicates of [`ClaimLease`] render one text whatever their values. An
-/// `IN` list on MySQL and SQLite varies with its length, and Diesel prepares it at every
-/// execution.
+/// so the changesets and predicates of [`ClaimLease`] render one text whatever their values.
+/// Diesel's own `eq_any` list on MySQL and SQLite varies with its length, and Diesel prepares it
+/// at every execution.
 ///
 /// [`ClaimLease`]: crate::ClaimLease
 ///

@@ -120,7 +120,7 @@ fn work(
             println!("{:>5} ms  {name} dies holding jobs {ids:?}", millis_since(start));
             return Ok(());
         }
-        let kept = keeper.keep(example_jobs::table, claim.clone(), ids.clone());
+        let kept = keeper.keep(example_jobs::table, claim.clone(), ids.clone())?;
         let mut worked = Vec::new();
         for id in &ids {
             // Before each job's effect: is it still ours? The keeper knows without a statement,

@@ -38,8 +38,8 @@ pub struct KeptTurn {
 impl AgentLocks {
     /// Hands both locks of `turn` to `keeper`, which renews them until the turn releases them
     /// or loses one. The keeper must keep leases of this TTL (else [`crate::Error::InvalidLease`]);
-    /// the locks must be `turn`'s already (an [`acquire`](Self::acquire)), which the keeper's
-    /// first renewal checks.
+    /// the locks must be `turn`'s already (an [`acquire`](Self::acquire)): the keeper renews them
+    /// once before this returns, and a lock that is not the turn's is [`Error::TurnLost`].
     ///
     /// See [`KeptTurn`] for an example.
     pub fn keep<C>(
@@ -64,10 +64,13 @@ impl AgentLocks {
         let claim = Claim::with_token(self.node(), turn.as_str())?;
         let chat = vec![super::locks::checked_id(conversation)?.to_owned()];
         let user = vec![super::locks::checked_id(user)?.to_owned()];
-        Ok(KeptTurn {
-            chat: keeper.keep(conversations::table, claim.clone(), chat),
-            user: keeper.keep(user_settings::table, claim, user),
-        })
+        let kept = KeptTurn {
+            chat: keeper.keep(conversations::table, claim.clone(), chat)?,
+            user: keeper.keep(user_settings::table, claim, user)?,
+        };
+        // The first renewals ran: a turn that does not hold both locks learns it here.
+        kept.check()?;
+        Ok(kept)
     }
 }
 

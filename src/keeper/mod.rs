@@ -3,7 +3,7 @@
 mod monotonic;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -12,7 +12,7 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use diesel::Column;
 
 use crate::release_rows::{guarded_update, GuardedUpdate, LockHeldRows};
-use crate::{Age, Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed, RenewedAgo};
+use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed};
 
 /// How a [`Keeper`] keeps its leases.
 ///
@@ -20,9 +20,7 @@ use crate::{Age, Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewe
 /// * `margin`: how long before the lease would run out it stops trusting a lease whose renewal
 ///   it could not confirm, by default a fifth of the lease;
 /// * `at_most`: the longest it keeps any claim (ShedLock's `lockAtMostFor`), after which it stops
-///   renewing and reports the lease lost; none by default;
-/// * `at_least`: the shortest hold (ShedLock's `lockAtLeastFor`): a release sooner leaves the
-///   rows held and dated so that nobody takes them before it has passed; none by default.
+///   renewing and reports the lease lost; none by default.
 ///
 /// ```
 /// use std::time::Duration;
@@ -41,7 +39,6 @@ pub struct KeeperSettings {
     every: Duration,
     margin: Duration,
     at_most: Option<Duration>,
-    at_least: Option<Duration>,
 }
 
 impl KeeperSettings {
@@ -59,7 +56,6 @@ impl KeeperSettings {
             every: lease.as_duration() / 3,
             margin: lease.as_duration() / 5,
             at_most: None,
-            at_least: None,
         }
     }
 
@@ -102,22 +98,6 @@ impl KeeperSettings {
         }
     }
 
-    /// Hold every claim at least `at_least` (at most the lease): a release sooner dates the
-    /// rows so that they free themselves when it has passed, by the database's clock.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let settings = diesel_lease::KeeperSettings::new(diesel_lease::Lease::from_secs(60)?).at_least(Duration::from_secs(10));
-    /// # let _ = settings;
-    /// # Ok::<(), diesel_lease::Error>(())
-    /// ```
-    pub fn at_least(self, at_least: Duration) -> Self {
-        Self {
-            at_least: Some(at_least),
-            ..self
-        }
-    }
-
     /// How often the keeper renews.
     ///
     /// ```
@@ -134,16 +114,6 @@ impl KeeperSettings {
     /// trusted part of the lease.
     fn checked(self) -> Result<Self, Error> {
         let trusted = self.lease.as_duration().saturating_sub(self.margin);
-        if self
-            .at_least
-            .is_some_and(|at_least| at_least > self.lease.as_duration())
-        {
-            return Err(Error::InvalidLease(format!(
-                "a hold of at least {:?} is longer than the lease, {:?}",
-                self.at_least,
-                self.lease.as_duration()
-            )));
-        }
         if self.every.is_zero() || self.margin.is_zero() || self.every >= trusted {
             return Err(Error::InvalidLease(format!(
                 "renewing every {:?} with a margin of {:?} cannot keep a lease of {:?}: \
@@ -180,7 +150,7 @@ impl KeeperSettings {
 /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
 /// let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("worker-1", &mut pool.get()?)?;
 /// let (ids, claim) = batch.into_parts();
-/// let kept = keeper.keep(jobs::table, claim, ids);
+/// let kept = keeper.keep(jobs::table, claim, ids)?;
 /// // ... the work, checking before each outside effect:
 /// kept.check()?;
 /// assert_eq!(kept.release()?, [1]);
@@ -258,6 +228,11 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// Keeps the rows of `table` with `keys` that `claim` holds (a batch, or one row), from now
     /// until they are released, their lease is lost, or the keeper stops.
     ///
+    /// It renews them once before it returns, so that the lease is trusted from a renewal the
+    /// database confirmed, never from the claim's age as the keeper guesses it; a renewal that
+    /// fails is the error returned. Keep a table's claims with a keeper of the lease its
+    /// claimers use: whoever judges a lease outlived must use the same lease as its holder.
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::prelude::*;
@@ -268,39 +243,47 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// let outcome: Claimed<Job, _, _> = jobs::table.claim_row(1, lease).by(Claim::new("w")?, &mut pool.get()?)?;
     /// let (job, claim) = outcome.won().expect("claimable").into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, vec![job.id]);
+    /// let kept = keeper.keep(jobs::table, claim, vec![job.id])?;
     /// assert!(kept.is_held());
     /// # Ok(())
     /// # }
     /// ```
-    pub fn keep<T, K>(&self, table: T, claim: Claim, keys: Vec<K>) -> Kept<K>
+    pub fn keep<T, K>(&self, table: T, claim: Claim, keys: Vec<K>) -> Result<Kept<K>, Error>
     where
         T: ClaimLease + Send + Sync + 'static,
         T::PrimaryKey: Column,
         K: Clone + PartialEq + Send + Sync + 'static,
         C::Backend: KeepsRows<C, T, K>,
     {
-        let settings = self.shared.settings;
+        let now = monotonic::instant();
         let state = Arc::new(KeptState {
             claim,
-            held: Mutex::new(keys),
-            lost: Mutex::new(Vec::new()),
-            lost_flag: AtomicBool::new(false),
-            reason: Mutex::new(None),
-            done: AtomicBool::new(false),
-            released: Mutex::new(Vec::new()),
-            unconfirmed_told: AtomicBool::new(false),
-            kept_since: monotonic::instant(),
-            trusted_until: Mutex::new(monotonic::instant() + trusted_part(settings)),
-            settings,
+            settings: self.shared.settings,
+            kept_since: now,
+            statement: Mutex::new(()),
+            inner: Mutex::new(Inner {
+                held: keys,
+                lost: Vec::new(),
+                reason: None,
+                renewing: true,
+                released: None,
+                // Nothing is trusted until a renewal is confirmed: the claim may be old already.
+                trusted_until: now,
+                last_error: None,
+                unconfirmed_told: false,
+            }),
         });
-        let rows: Arc<dyn Renewing> = Arc::new(KeptRows {
+        let rows = Arc::new(KeptRows {
             pool: self.shared.pool.clone(),
             table,
             state: Arc::clone(&state),
         });
+        // The first renewal, here and now: the lease is trusted from its start, and a claim
+        // that cannot be renewed at all is the caller's error at once.
+        rows.renew_once()?;
+        let rows: Arc<dyn Renewing> = rows;
         lock(&self.shared.kept).push(Arc::clone(&rows));
-        Kept { state, rows }
+        Ok(Kept { state, rows })
     }
 
     /// The lease the keeper keeps claims under.
@@ -435,14 +418,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ```
 pub trait KeepsRows<C, T: ClaimLease, K>: ReleasesRows<'static, GuardedUpdate<T, K, Renewed<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
     + ReleasesRows<'static, GuardedUpdate<T, K, Released<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
-    + ReleasesRows<
-        'static,
-        GuardedUpdate<T, K, RenewedAgo<T>>,
-        T::PrimaryKey,
-        LockHeldRows<T, K>,
-        C,
-        K,
-    >
 {
 }
 
@@ -463,24 +438,19 @@ where
             LockHeldRows<T, K>,
             C,
             K,
-        > + ReleasesRows<
-            'static,
-            GuardedUpdate<T, K, RenewedAgo<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, K>,
-            C,
-            K,
         >,
 {
 }
 
 /// A claim's rows a keeper renews and releases, whatever their table and key type.
 trait Renewing: Send + Sync {
-    /// Renews what is still held; whether a statement was sent.
+    /// Renews what is still held, unless released or past its longest hold; whether a
+    /// statement was sent.
     fn renew(&self) -> bool;
-    /// Releases what is still held, once; whether this call released.
+    /// Releases what is still held, once; whether this call released. On an error nothing
+    /// changed, and the release may be tried again.
     fn release(&self) -> Result<bool, Error>;
-    /// Released, lost or past its longest hold: nothing left to renew.
+    /// Released, or past its longest hold: nothing left to renew.
     fn is_done(&self) -> bool;
 }
 
@@ -493,58 +463,63 @@ struct KeptRows<C: R2D2Connection + 'static, T, K> {
 /// What the keeper and the work share of one kept claim.
 struct KeptState<K> {
     claim: Claim,
-    held: Mutex<Vec<K>>,
-    lost: Mutex<Vec<K>>,
-    lost_flag: AtomicBool,
-    reason: Mutex<Option<LossReason>>,
-    done: AtomicBool,
-    released: Mutex<Vec<K>>,
-    unconfirmed_told: AtomicBool,
-    kept_since: Instant,
-    trusted_until: Mutex<Instant>,
     settings: KeeperSettings,
+    kept_since: Instant,
+    /// Held while a statement of this claim runs, so that a renewal and a release never cross
+    /// (a renewal landing after the release would report the release as a loss).
+    statement: Mutex<()>,
+    /// Locked only briefly, never across a statement: `is_held` must stay cheap.
+    inner: Mutex<Inner<K>>,
+}
+
+struct Inner<K> {
+    held: Vec<K>,
+    lost: Vec<K>,
+    reason: Option<LossReason>,
+    renewing: bool,
+    /// The keys the release changed, once it ran.
+    released: Option<Vec<K>>,
+    trusted_until: Instant,
+    last_error: Option<String>,
+    unconfirmed_told: bool,
 }
 
 impl<K: Clone + PartialEq> KeptState<K> {
-    fn lose(&self, rows: Vec<K>, reason: LossReason) {
-        lock(&self.lost).extend(rows);
-        lock(&self.reason).get_or_insert(reason);
-        self.lost_flag.store(true, Ordering::SeqCst);
-    }
-
-    /// How much of the shortest hold is left, counted from when the keeper took the claim (no
-    /// earlier than the claim itself, so the hold can only come out longer).
-    fn left_of_shortest_hold(&self) -> Option<Duration> {
-        let at_least = self.settings.at_least?;
-        let left = (self.kept_since + at_least).saturating_duration_since(monotonic::instant());
-        (!left.is_zero()).then_some(left)
-    }
-
     fn past_longest_hold(&self) -> bool {
-        self.settings
-            .at_most
-            .is_some_and(|at_most| monotonic::instant() >= self.kept_since + at_most)
+        self.settings.at_most.is_some_and(|at_most| {
+            // A longest hold past what the clock can count never comes.
+            self.kept_since
+                .checked_add(at_most)
+                .is_some_and(|end| monotonic::instant() >= end)
+        })
     }
 
     fn loss(&self) -> Option<LeaseLost<K>> {
-        let reason = if self.lost_flag.load(Ordering::SeqCst) {
-            lock(&self.reason).unwrap_or(LossReason::TakenOver)
+        let inner = lock(&self.inner);
+        let reason = if let Some(reason) = inner.reason {
+            reason
+        } else if inner.released.is_some() {
+            LossReason::Released
         } else if self.past_longest_hold() {
             LossReason::LongestHold
-        } else if monotonic::instant() >= *lock(&self.trusted_until) {
+        } else if monotonic::instant() >= inner.trusted_until {
             LossReason::Unconfirmed
         } else {
             return None;
         };
-        let mut lost = lock(&self.lost).clone();
+        let mut rows = inner.lost.clone();
         if reason != LossReason::TakenOver {
-            lost.extend(lock(&self.held).iter().cloned());
+            rows.extend(inner.held.iter().cloned());
         }
-        Some(LeaseLost { rows: lost, reason })
+        Some(LeaseLost {
+            rows,
+            reason,
+            cause: inner.last_error.clone(),
+        })
     }
 }
 
-impl<C, T, K> Renewing for KeptRows<C, T, K>
+impl<C, T, K> KeptRows<C, T, K>
 where
     C: R2D2Connection + 'static,
     T: ClaimLease + Send + Sync + 'static,
@@ -552,18 +527,25 @@ where
     K: Clone + PartialEq + Send + Sync + 'static,
     C::Backend: KeepsRows<C, T, K>,
 {
-    fn renew(&self) -> bool {
+    /// One renewal of the rows still held, now; the error when it could not be made.
+    fn renew_once(&self) -> Result<(), Error> {
         let state = &self.state;
-        if self.is_done() {
-            return false;
-        }
-        if state.past_longest_hold() {
-            let held = std::mem::take(&mut *lock(&state.held));
-            state.lose(held, LossReason::LongestHold);
-            state.done.store(true, Ordering::SeqCst);
-            return false;
-        }
-        let keys = lock(&state.held).clone();
+        let _statement = lock(&state.statement);
+        let keys = {
+            let mut inner = lock(&state.inner);
+            if !inner.renewing || inner.released.is_some() {
+                return Ok(());
+            }
+            if state.past_longest_hold() {
+                inner.renewing = false;
+                inner.reason.get_or_insert(LossReason::LongestHold);
+                let rows = inner.held.len();
+                drop(inner);
+                crate::events::lost::<T>(&state.claim, rows, &LossReason::LongestHold);
+                return Ok(());
+            }
+            inner.held.clone()
+        };
         // The lease runs from the database's clock at the statement; the request's start on
         // ours is no later, so trusting from it can only end the trust sooner.
         let request_start = monotonic::instant();
@@ -576,6 +558,7 @@ where
                 &mut *conn,
             )
         });
+        let mut inner = lock(&state.inner);
         match renewed {
             Ok(still_held) => {
                 let lost: Vec<K> = keys
@@ -584,50 +567,82 @@ where
                     .collect();
                 if !lost.is_empty() {
                     crate::events::lost::<T>(&state.claim, lost.len(), &LossReason::TakenOver);
-                    state.lose(lost, LossReason::TakenOver);
+                    inner.lost.extend(lost);
+                    inner.reason.get_or_insert(LossReason::TakenOver);
                 }
                 crate::events::renewed::<T>(&state.claim, still_held.len());
-                *lock(&state.held) = still_held;
-                *lock(&state.trusted_until) = request_start + trusted_part(state.settings);
+                inner.held = still_held;
+                inner.trusted_until = request_start + trusted_part(state.settings);
+                inner.last_error = None;
+                Ok(())
             }
             // An error leaves the trust deadline where it was: unreachable means lost in time.
-            Err(_) if monotonic::instant() >= *lock(&state.trusted_until) => {
-                if !state.unconfirmed_told.swap(true, Ordering::SeqCst) {
-                    let rows = lock(&state.held).len();
-                    crate::events::lost::<T>(&state.claim, rows, &LossReason::Unconfirmed);
+            Err(error) => {
+                inner.last_error = Some(error.to_string());
+                if monotonic::instant() >= inner.trusted_until && !inner.unconfirmed_told {
+                    inner.unconfirmed_told = true;
+                    crate::events::lost::<T>(
+                        &state.claim,
+                        inner.held.len(),
+                        &LossReason::Unconfirmed,
+                    );
                 }
+                Err(error)
             }
-            Err(_) => {}
         }
+    }
+}
+
+impl<C, T, K> Renewing for KeptRows<C, T, K>
+where
+    C: R2D2Connection + 'static,
+    T: ClaimLease + Send + Sync + 'static,
+    T::PrimaryKey: Column,
+    K: Clone + PartialEq + Send + Sync + 'static,
+    C::Backend: KeepsRows<C, T, K>,
+{
+    fn renew(&self) -> bool {
+        if self.is_done() || lock(&self.state.inner).held.is_empty() {
+            return false;
+        }
+        // The error is kept for `check` to report; the trust deadline does the rest.
+        let _ = self.renew_once();
         true
     }
 
     fn release(&self) -> Result<bool, Error> {
         let state = &self.state;
-        if state.done.swap(true, Ordering::SeqCst) {
-            return Ok(false);
-        }
-        let keys = std::mem::take(&mut *lock(&state.held));
-        let mut conn = self.pool.get()?;
-        let released = match state.left_of_shortest_hold() {
-            // Dated so that the lease runs out when the shortest hold ends: kept, not freed.
-            Some(left) => {
-                let age = Age::new(state.settings.lease.as_duration().saturating_sub(left))?;
-                let dated = self.table.renewed_ago(age);
-                guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
+        let _statement = lock(&state.statement);
+        let keys = {
+            let inner = lock(&state.inner);
+            if inner.released.is_some() {
+                return Ok(false);
             }
-            None => {
-                let released = self.table.released();
-                guarded_update(self.table, &state.claim, keys, released, &mut *conn)?
-            }
+            inner.held.clone()
+        };
+        let released = if keys.is_empty() {
+            Vec::new()
+        } else {
+            let mut conn = self.pool.get()?;
+            guarded_update(
+                self.table,
+                &state.claim,
+                keys,
+                self.table.released(),
+                &mut *conn,
+            )?
         };
         crate::events::released::<T>(&state.claim, released.len());
-        *lock(&state.released) = released;
+        let mut inner = lock(&state.inner);
+        inner.renewing = false;
+        inner.held.clear();
+        inner.released = Some(released);
         Ok(true)
     }
 
     fn is_done(&self) -> bool {
-        self.state.done.load(Ordering::SeqCst)
+        let inner = lock(&self.state.inner);
+        inner.released.is_some() || !inner.renewing
     }
 }
 
@@ -644,7 +659,7 @@ where
 /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
 /// let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
 /// let (ids, claim) = batch.into_parts();
-/// let kept = keeper.keep(jobs::table, claim, ids);
+/// let kept = keeper.keep(jobs::table, claim, ids)?;
 /// while kept.is_held() {
 ///     // one step of the work
 ///     break;
@@ -668,8 +683,8 @@ impl<K> fmt::Debug for Kept<K> {
 
 impl<K: Clone + PartialEq> Kept<K> {
     /// Whether every row is still held: no renewal found one taken over, the last confirmed
-    /// renewal is recent enough to trust, and the longest hold has not passed. A cheap check,
-    /// made without a statement.
+    /// renewal is recent enough to trust, the longest hold has not passed, and the keeper has
+    /// not stopped. A cheap check, made without a statement.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -681,7 +696,7 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// # let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
     /// # let (ids, claim) = batch.into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, ids);
+    /// let kept = keeper.keep(jobs::table, claim, ids)?;
     /// assert!(kept.is_held());
     /// # Ok(())
     /// # }
@@ -690,7 +705,8 @@ impl<K: Clone + PartialEq> Kept<K> {
         self.state.loss().is_none()
     }
 
-    /// `Ok` while [`is_held`](Self::is_held); otherwise which rows were lost, and why.
+    /// `Ok` while [`is_held`](Self::is_held); otherwise which rows were lost, why, and the last
+    /// renewal error if there was one.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -702,7 +718,7 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// # let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
     /// # let (ids, claim) = batch.into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, ids);
+    /// let kept = keeper.keep(jobs::table, claim, ids)?;
     /// kept.check()?; // before an effect outside the database
     /// # Ok(())
     /// # }
@@ -723,13 +739,13 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// # let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
     /// # let (ids, claim) = batch.into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, ids);
+    /// let kept = keeper.keep(jobs::table, claim, ids)?;
     /// assert_eq!(kept.held(), [1]);
     /// # Ok(())
     /// # }
     /// ```
     pub fn held(&self) -> Vec<K> {
-        lock(&self.state.held).clone()
+        lock(&self.state.inner).held.clone()
     }
 
     /// The claim kept.
@@ -744,7 +760,7 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// # let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
     /// # let (ids, claim) = batch.into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, ids);
+    /// let kept = keeper.keep(jobs::table, claim, ids)?;
     /// assert_eq!(kept.claim().owner(), "w");
     /// # Ok(())
     /// # }
@@ -754,7 +770,9 @@ impl<K: Clone + PartialEq> Kept<K> {
     }
 
     /// Stops keeping the claim and releases the rows it still holds, guarded by its token, in
-    /// one statement; gives back their keys. Releasing twice releases nothing the second time.
+    /// one statement; gives back their keys. A release that ran before (this handle's, or the
+    /// keeper's when it stopped) releases nothing again. On an error nothing was released, and
+    /// dropping the handle tries once more.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -766,14 +784,14 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// # let batch: Batch<i64> = jobs::table.claim_batch(10, lease).returning(jobs::id).by("w", &mut pool.get()?)?;
     /// # let (ids, claim) = batch.into_parts();
-    /// let kept = keeper.keep(jobs::table, claim, ids);
+    /// let kept = keeper.keep(jobs::table, claim, ids)?;
     /// assert_eq!(kept.release()?, [1]);
     /// # Ok(())
     /// # }
     /// ```
     pub fn release(self) -> Result<Vec<K>, Error> {
         if self.rows.release()? {
-            Ok(std::mem::take(&mut *lock(&self.state.released)))
+            Ok(lock(&self.state.inner).released.clone().unwrap_or_default())
         } else {
             Ok(Vec::new())
         }
@@ -805,6 +823,8 @@ pub enum LossReason {
     Unconfirmed,
     /// The longest hold passed; the keeper stopped renewing.
     LongestHold,
+    /// The claim was released: the keeper stopped, and released what it kept.
+    Released,
 }
 
 impl fmt::Display for LossReason {
@@ -813,6 +833,7 @@ impl fmt::Display for LossReason {
             LossReason::TakenOver => "a renewal found the rows no longer held by the claim",
             LossReason::Unconfirmed => "no renewal was confirmed in time",
             LossReason::LongestHold => "the longest hold passed",
+            LossReason::Released => "the keeper stopped and released the claim",
         })
     }
 }
@@ -822,7 +843,7 @@ impl fmt::Display for LossReason {
 /// ```
 /// use diesel_lease::{LeaseLost, LossReason};
 ///
-/// let lost = LeaseLost { rows: vec![7_i64], reason: LossReason::TakenOver };
+/// let lost = LeaseLost { rows: vec![7_i64], reason: LossReason::TakenOver, cause: None };
 /// assert_eq!(lost.to_string(), "lease lost on 1 row(s): a renewal found the rows no longer held by the claim");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -831,6 +852,8 @@ pub struct LeaseLost<K> {
     pub rows: Vec<K>,
     /// Why.
     pub reason: LossReason,
+    /// The last renewal's error, when the keeper could not renew.
+    pub cause: Option<String>,
 }
 
 impl<K> fmt::Display for LeaseLost<K> {
@@ -840,7 +863,11 @@ impl<K> fmt::Display for LeaseLost<K> {
             "lease lost on {} row(s): {}",
             self.rows.len(),
             self.reason
-        )
+        )?;
+        match &self.cause {
+            Some(cause) => write!(f, " (last renewal: {cause})"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -119,11 +119,12 @@ where
 /// A batch (a claim, a reap) is a short transaction at READ COMMITTED: the candidates' keys are
 /// locked with `FOR UPDATE SKIP LOCKED`, so concurrent batches take different rows rather than
 /// queue on each other; the `UPDATE` then names those keys, so InnoDB locks rows by key equality
-/// alone and no gap; the rows are read back by those keys before the COMMIT, still locked. (MariaDB refuses
+/// alone and no gap; the rows it changed are read back by those keys and what it left on them
+/// (the batch's token, a reap's `NULL`) before the COMMIT, still locked. (MariaDB refuses
 /// `LIMIT` in an `IN` subquery, MySQL an `UPDATE` that selects from its own table, and an
 /// `UPDATE .. ORDER BY .. LIMIT` waits on every locked row it scans.)
-impl<'q, T, F, O, Set, Selection, C, R>
-    RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, Set, Selection>, C, R> for Mysql
+impl<'q, T, F, O, Set, Selection, Changed, C, R>
+    RunsBatchUpdates<'q, BatchUpdateParts<T, F, O, Set, Selection, Changed>, C, R> for Mysql
 where
     C: Connection<Backend = Mysql>,
     T: ClaimLease,
@@ -135,10 +136,10 @@ where
     Set: AsChangeset<Target = T>,
     Candidates<T, F, O>: LoadQuery<'q, C, KeyOf<T>>,
     KeyedBatchUpdate<T, F, Set, KeyOf<T>>: ExecuteDsl<C>,
-    KeyedReadBack<T, Selection, KeyOf<T>>: LoadQuery<'q, C, R>,
+    KeyedReadBack<T, Selection, KeyOf<T>, Changed>: LoadQuery<'q, C, R>,
 {
     fn run_batch(
-        parts: BatchUpdateParts<T, F, O, Set, Selection>,
+        parts: BatchUpdateParts<T, F, O, Set, Selection, Changed>,
         conn: &mut C,
     ) -> QueryResult<Vec<R>> {
         read_committed_next(conn)?;

@@ -64,8 +64,9 @@ crate::strategy::reports_by_returning!(Pg);
 
 /// The candidates are picked, and locked, once: a `MATERIALIZED` CTE cannot be run again by a
 /// plan that rescans it, which could claim more rows than the limit. `SKIP LOCKED` passes over
-/// rows another batch is taking; the claimable filter is repeated in the `UPDATE`'s own `WHERE`,
-/// the only part PostgreSQL re-checks against a row's newest version.
+/// rows another batch is taking, and `FOR UPDATE` re-checks the filter against the newest
+/// version of each row it locks. The filter is repeated in the `UPDATE`'s own `WHERE` all the
+/// same, so that the `UPDATE` states by itself which rows it may change.
 impl ClaimsBatches for Pg {
     fn walk_batch_claim<'b>(
         batch: BatchParts<'b, Self>,

@@ -21,7 +21,7 @@ fn acquired_renewed_lost_released_and_reaped_reach_the_operator_with_table_owner
     let batch: Batch<String> = lease_jobs::table.claim_batch(3, minute).filter(lease_jobs::id.eq_any(&ids)).returning(lease_jobs::id).by(&owner, &mut pool.get().unwrap()).unwrap();
     let (rows, claim) = batch.into_parts();
     let keeper = Keeper::start(backend::pool_of(2), KeeperSettings::new(minute).every(Duration::from_millis(20))).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim.clone(), rows);
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), rows).unwrap();
     // One row is taken from the keeper behind its back; one is reaped later.
     diesel::update(lease_jobs::table.find(&ids[0])).set(lease_jobs::table.released()).execute(&mut pool.get().unwrap()).unwrap();
     for _ in 0..2_000 {

@@ -63,7 +63,7 @@ fn a_row_released_behind_the_keepers_back_is_reported_lost_within_a_round() {
     let ids = queued(&shared, 3);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
     after_rounds(&keeper, 1);
     assert!(kept.is_held());
 
@@ -94,7 +94,7 @@ fn renewals_move_the_lease_forward_by_the_databases_clock() {
             .unwrap();
     }
     let keeper = Keeper::start(backend::pool_of(2), fast(lease)).unwrap();
-    let _kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let _kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
     after_rounds(&keeper, 2);
 
     let young: i64 = lease_jobs::table
@@ -112,8 +112,8 @@ fn release_is_guarded_by_the_token_and_never_twice_and_a_drop_releases() {
     let ids = queued(&shared, 3);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids[..2].to_vec());
-    let dropped = keeper.keep(lease_jobs::table, claim, ids[2..].to_vec());
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids[..2].to_vec()).unwrap();
+    let dropped = keeper.keep(lease_jobs::table, claim, ids[2..].to_vec()).unwrap();
 
     let mut released = kept.release().unwrap();
     released.sort();
@@ -133,7 +133,7 @@ fn dropping_the_keeper_releases_what_it_keeps() {
     let ids = queued(&shared, 2);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
 
     drop(keeper);
 
@@ -149,7 +149,7 @@ fn a_thousand_rows_are_renewed_by_one_statement_a_round() {
     let ids = queued(&shared, 1_000);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids);
+    let kept = keeper.keep(lease_jobs::table, claim, ids).unwrap();
     after_rounds(&keeper, 3);
 
     let (rounds, statements) = (keeper.rounds(), keeper.renewal_statements());
@@ -164,7 +164,7 @@ fn past_the_longest_hold_the_keeper_stops_renewing_and_says_so() {
     let ids = queued(&shared, 1);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_most(Duration::from_millis(100))).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
     for _ in 0..500 {
         if !kept.is_held() {
             break;
@@ -202,7 +202,7 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
         KeeperSettings::new(lease).every(Duration::from_millis(100)).margin(Duration::from_millis(300)),
     )
     .unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
     after_rounds(&keeper, 1);
     assert!(kept.is_held());
 
@@ -230,31 +230,48 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
 }
 
 #[test]
-fn a_release_before_the_shortest_hold_leaves_the_rows_held_until_it_has_passed() {
+fn a_claim_kept_after_it_lost_its_rows_is_told_at_once() {
     let Some(shared) = backend::pool() else { return };
     let ids = queued(&shared, 1);
-    let (ids, claim) = claimed(&shared, &ids, minute());
-    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_least(Duration::from_secs(30))).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids.clone());
-
-    assert_eq!(kept.release().unwrap(), ids, "released from the keeper's care");
-
-    let row = job(&shared, &ids[0]);
-    assert_eq!(row.lease_token.as_deref(), Some(claim.token()), "still held: the shortest hold has not passed");
-    let holding = lease_jobs::table.holders(minute()).load::<_, String>(&mut shared.get().unwrap()).unwrap();
-    let holding = holding.iter().find(|holding| holding.key == ids[0]).expect("held");
-    assert!(
-        holding.time_left > Duration::from_secs(25) && holding.time_left <= Duration::from_secs(30),
-        "the lease runs out when the 30 s hold ends, by the database's clock: {holding:?}"
-    );
-    let rival: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&ids[0])).returning(lease_jobs::id).by("rival", &mut shared.get().unwrap()).unwrap();
-    assert!(rival.is_empty());
+    let (ids, late) = claimed(&shared, &ids, minute());
     diesel::update(lease_jobs::table.find(&ids[0]))
         .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(61)).unwrap()))
         .execute(&mut shared.get().unwrap())
         .unwrap();
-    let rival: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&ids[0])).returning(lease_jobs::id).by("rival", &mut shared.get().unwrap()).unwrap();
-    assert_eq!(rival.len(), 1, "free once the hold has passed");
+    let (_, rescuer) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+
+    let kept = keeper.keep(lease_jobs::table, late, ids.clone()).unwrap();
+
+    let lost = kept.check().expect_err("the keep's own renewal found the row taken over");
+    assert_eq!((lost.rows, lost.reason), (ids.clone(), LossReason::TakenOver));
+    assert_eq!(job(&shared, &ids[0]).lease_token.as_deref(), Some(rescuer.token()), "and changed nothing");
+}
+
+#[test]
+fn a_kept_claim_is_not_held_once_its_keeper_has_stopped() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids).unwrap();
+    assert!(kept.is_held());
+
+    drop(keeper);
+
+    assert!(!kept.is_held(), "the keeper released it: the work must stop");
+    assert_eq!(kept.check().expect_err("released").reason, LossReason::Released);
+}
+
+#[test]
+fn a_longest_hold_beyond_the_clock_never_comes_and_never_panics() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_most(Duration::MAX)).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids).unwrap();
+    after_rounds(&keeper, 2);
+    assert!(kept.is_held());
 }
 
 #[test]
@@ -265,7 +282,6 @@ fn settings_that_cannot_keep_a_lease_are_refused_before_any_thread_starts() {
         KeeperSettings::new(lease).every(Duration::from_secs(3)),
         KeeperSettings::new(lease).margin(Duration::from_secs(3)),
         KeeperSettings::new(lease).every(Duration::ZERO),
-        KeeperSettings::new(lease).at_least(Duration::from_secs(4)),
     ] {
         let started = Keeper::start(backend::pool_of(1), settings);
         assert!(matches!(started, Err(diesel_lease::Error::InvalidLease(_))), "{settings:?}: {started:?}");

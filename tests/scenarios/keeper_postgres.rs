@@ -16,7 +16,7 @@ fn a_killed_connection_is_replaced_and_the_lease_is_kept() {
         .get_result(&mut pool.get().unwrap())
         .unwrap();
     let keeper = Keeper::start(pool, fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone());
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
     after_rounds(&keeper, 1);
 
     let killed: Terminated = diesel::sql_query(format!("SELECT pg_terminate_backend({pid}) AS terminated"))

@@ -826,3 +826,20 @@ fn a_table_without_a_fence_reports_none() {
         .unwrap();
     assert_eq!(outcome.won().map(|won| won.fence()), Some(None));
 }
+
+#[test]
+fn a_take_composed_by_hand_raises_the_fence_too() {
+    let Some(mut conn) = connection() else { return };
+    let id = queued_job(&mut conn);
+    claim(&mut conn, &id, &Claim::new("worker-1").unwrap(), minute()).expect("claim");
+    age(&mut conn, &id, Duration::from_secs(61));
+
+    let by_hand = Claim::new("worker-2").unwrap();
+    let taken = diesel_lease::update(lease_jobs::table.find(&id).filter(lease_jobs::table.claimable(minute())))
+        .set(lease_jobs::table.taken(&by_hand))
+        .execute(&mut *conn)
+        .unwrap();
+
+    assert_eq!(taken, 1);
+    assert_eq!(job(&mut conn, &id).fence, 2, "higher than the first holder's");
+}
