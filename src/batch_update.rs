@@ -56,7 +56,9 @@ pub struct BatchUpdateParts<T, F, O, Set, Selection, Changed> {
     pub(crate) set: Set,
     pub(crate) selection: Selection,
     /// What the `UPDATE` leaves on each row it changed (a claim's token, a reap's `NULL`): how
-    /// a read after it tells the rows it changed from the rows it passed over.
+    /// a read after it tells the rows it changed from the rows it passed over. Only backends
+    /// without `RETURNING` read it.
+    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
     pub(crate) changed: Changed,
 }
 

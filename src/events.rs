@@ -4,63 +4,48 @@
 
 use crate::Claim;
 
-/// The table's Rust path: what the events call it.
+/// One event of a claim on table `$table`: its owner, token and rows as fields.
 #[cfg(feature = "tracing")]
-fn table<T>() -> &'static str {
-    std::any::type_name::<T>()
+macro_rules! claim_event {
+    ($level:ident, $table:ty, $claim:expr, $rows:expr, $message:literal
+        $(, $name:ident = %$value:expr)*) => {
+        tracing::$level!(
+            table = std::any::type_name::<$table>(),
+            owner = $claim.owner(),
+            token = $claim.token(),
+            rows = $rows,
+            $($name = %$value,)*
+            $message
+        )
+    };
 }
 
 /// A claim won `rows` rows of `T`.
 pub(crate) fn acquired<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    tracing::info!(
-        table = table::<T>(),
-        owner = claim.owner(),
-        token = claim.token(),
-        rows,
-        "lease acquired"
-    );
+    claim_event!(info, T, claim, rows, "lease acquired");
 }
 
 /// A keeper renewed `rows` rows of `T`.
 pub(crate) fn renewed<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(
-        table = table::<T>(),
-        owner = claim.owner(),
-        token = claim.token(),
-        rows,
-        "lease renewed"
-    );
+    claim_event!(debug, T, claim, rows, "lease renewed");
 }
 
 /// A keeper found `rows` rows of `T` no longer held, or stopped trusting them, for `reason`.
 pub(crate) fn lost<T>(claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
-    tracing::warn!(
-        table = table::<T>(),
-        owner = claim.owner(),
-        token = claim.token(),
-        rows,
-        %reason,
-        "lease lost"
-    );
+    claim_event!(warn, T, claim, rows, "lease lost", reason = %reason);
 }
 
 /// A release changed `rows` rows of `T` still held.
 pub(crate) fn released<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    tracing::info!(
-        table = table::<T>(),
-        owner = claim.owner(),
-        token = claim.token(),
-        rows,
-        "lease released"
-    );
+    claim_event!(info, T, claim, rows, "lease released");
 }
 
 /// A reap took `rows` outlived rows of `T` from their holders.
 pub(crate) fn reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]
-    tracing::info!(table = table::<T>(), rows, "leases reaped");
+    tracing::info!(table = std::any::type_name::<T>(), rows, "leases reaped");
 }

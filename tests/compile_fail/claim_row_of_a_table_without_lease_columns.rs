@@ -1,27 +1,4 @@
-use diesel::prelude::*;
-use diesel_lease::prelude::*;
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
-
-    jobs (id) {
-        id -> BigInt,
-        status -> Text,
-        owner -> Nullable<Text>,
-        claim_token -> Nullable<Text>,
-        claimed_at -> Nullable<UtcTimestamp>,
-    }
-}
-
-diesel::table! {
-    other (id) {
-        id -> BigInt,
-        status -> Text,
-    }
-}
-
-diesel_lease::claim_lease!(jobs);
+include!("schema/jobs_and_other.rs");
 
 // A table that never named its lease columns has no claims.
 fn main() -> Result<(), diesel_lease::Error> {
