@@ -1,5 +1,6 @@
 //! The benchmark harness of `docs/benchmarks.md`: diesel-lease against hand-written SQL, pgbench,
-//! advisory locks and `SELECT .. FOR UPDATE NOWAIT`, on PostgreSQL, MySQL/MariaDB and SQLite.
+//! advisory locks and `SELECT .. FOR UPDATE NOWAIT`, and its batch claims against the same SQL by
+//! hand and against claiming selected jobs one by one, on PostgreSQL, MySQL/MariaDB and SQLite.
 //!
 //! ```text
 //! PG_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
@@ -14,9 +15,9 @@
 //! `docs/benchmarks/results.json`.
 //!
 //! Options (after `--`): `--quick` (a smoke run, numbers meaningless), `--only 1,3,...` (those
-//! measurements; 7 is the profile), `--no-write` (print only), `--out DIR` (write there instead of
-//! `docs/`, even with `--quick`), `--profile-cycle N [lib|lib-diesel|hand|hand-cached]`
-//! (the loop callgrind runs; not for direct use).
+//! measurements; 7 is the profile, 8 the batch claims), `--no-write` (print only), `--out DIR`
+//! (write there instead of `docs/`, even with `--quick`), `--profile-cycle N
+//! [lib|lib-diesel|hand|hand-cached]` (the loop callgrind runs; not for direct use).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // A benchmark times itself on the application's clock; no lease is decided by it.
 #![allow(clippy::disallowed_methods)]
@@ -30,6 +31,7 @@ use diesel::backend::Backend;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 
+mod batch;
 mod measure;
 mod profile;
 mod report;
@@ -266,13 +268,25 @@ fn run() -> Res<()> {
         if options.runs(2) {
             suite::pgbench(url, &options, &mut results)?;
         }
+        if options.runs(batch::SECTION) {
+            batch::pg::run(url, &options, &mut results)?;
+        }
     }
     if let Some(url) = &mysql_url {
         suite::mysql::run(url, &options, &mut results)?;
+        if options.runs(batch::SECTION) {
+            batch::mysql::run(url, &options, &mut results)?;
+        }
     }
     let sqlite_path = std::env::temp_dir().join(format!("bench-lease-{}.db", std::process::id()));
     let sqlite_url = sqlite_path.to_string_lossy().into_owned();
-    let sqlite = suite::sqlite::run(&sqlite_url, &options, &mut results);
+    let sqlite = suite::sqlite::run(&sqlite_url, &options, &mut results).and_then(|()| {
+        if options.runs(batch::SECTION) {
+            batch::sqlite::run(&sqlite_url, &options, &mut results)
+        } else {
+            Ok(())
+        }
+    });
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{sqlite_url}{suffix}"));
     }

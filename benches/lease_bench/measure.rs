@@ -29,6 +29,14 @@ pub struct Plan {
     pub holders: usize,
     /// Claim cycles per callgrind profile.
     pub profile_cycles: usize,
+    /// Rounds of each cell of measurement 8 (batch claims).
+    pub batch_rounds: usize,
+    /// How long workers drain a queue in one sample of measurement 8, at most.
+    pub batch_slice: Duration,
+    /// The fewest and the most jobs a queue of measurement 8 holds (its warm-up queues the fewest).
+    pub batch_jobs: (usize, usize),
+    /// Rows of measurement 8's single-row claims (each sample claims each at most once).
+    pub claim_rows: usize,
 }
 
 impl Plan {
@@ -42,6 +50,10 @@ impl Plan {
             pgbench_secs: 2,
             holders: 10_000,
             profile_cycles: 2_000,
+            batch_rounds: 5,
+            batch_slice: Duration::from_millis(200),
+            batch_jobs: (1_000, 60_000),
+            claim_rows: 30_000,
         }
     }
 
@@ -56,6 +68,10 @@ impl Plan {
             pgbench_secs: 1,
             holders: 200,
             profile_cycles: 50,
+            batch_rounds: 1,
+            batch_slice: Duration::from_millis(100),
+            batch_jobs: (200, 5_000),
+            claim_rows: 5_000,
         }
     }
 }

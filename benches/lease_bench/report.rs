@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 7] = [
+pub const SECTIONS: [(u32, &str); 8] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -25,6 +25,10 @@ pub const SECTIONS: [(u32, &str); 7] = [
         "SQLite: the claim cycle against hand-written statements (WAL, synchronous=NORMAL)",
     ),
     (7, "Profile of the claim cycle (callgrind, SQLite)"),
+    (
+        crate::batch::SECTION,
+        "Batch claims: claim up to n queued jobs, finish them in one release",
+    ),
 ];
 
 /// Which way a ratio is good.
@@ -312,6 +316,9 @@ pub fn markdown(results: &Results) -> String {
             continue;
         }
         let _ = writeln!(md, "\n### {section}. {title}\n");
+        if section == crate::batch::SECTION {
+            md.push_str(&crate::batch::markdown(&rows));
+        }
         md.push_str("| Backend | Figure | Baseline | Baseline, raw | Library, raw | Ratio (library ÷ baseline) | Rounds' range | Goal | Met |\n");
         md.push_str("|---|---|---|---:|---:|---:|---:|---|---|\n");
         for row in rows {
@@ -438,11 +445,13 @@ fn xml(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Whether a row is drawn: the plot leaves out the counts that only repeat another row.
+/// Whether a row is drawn: the plot leaves out the counts that only repeat another row, and
+/// of the batch claims the figures without a goal on their ratio.
 fn plotted(row: &Row) -> bool {
     row.ratio.is_finite()
         && !row.figure.starts_with("statements per")
         && !row.figure.contains("per release")
+        && (row.section != crate::batch::SECTION || row.goal.and_then(Goal::ratio).is_some())
 }
 
 /// Whether a row measures a proposed change (a prototype in the harness) rather than the library.

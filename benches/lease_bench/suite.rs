@@ -80,7 +80,7 @@ pub mod pg_sql {
     pub const DDL: &str =
         "CREATE TABLE bench_leases (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
         owner VARCHAR(255), claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)";
-    pub const CLAIM: &str = r#"UPDATE "bench_leases" SET "owner" = $1, "claim_token" = $2, "claimed_at" = statement_timestamp(), "status" = $3 WHERE (("bench_leases"."id" = $4) AND (("bench_leases"."claim_token" IS NULL) OR ("bench_leases"."claimed_at" < (statement_timestamp() - $5 * INTERVAL '1 microsecond')))) RETURNING "bench_leases"."id", "bench_leases"."status", "bench_leases"."owner", "bench_leases"."claim_token", "bench_leases"."claimed_at""#;
+    pub const CLAIM: &str = r#"UPDATE "bench_leases" SET "owner" = $1, "claim_token" = $2, "claimed_at" = statement_timestamp(), "status" = $3 WHERE (("bench_leases"."id" = $4) AND (("bench_leases"."claim_token" IS NULL) OR ("bench_leases"."claimed_at" < (statement_timestamp() - $5 * INTERVAL '1 microsecond')))) RETURNING "bench_leases"."id", "bench_leases"."status", "bench_leases"."owner", "bench_leases"."claim_token", "bench_leases"."claimed_at", NULL"#;
     pub const READ_BACK: Option<&str> = None;
     pub const RENEW: &str = r#"UPDATE "bench_leases" SET "claimed_at" = statement_timestamp() WHERE (("bench_leases"."id" = $1) AND ("bench_leases"."claim_token" = $2))"#;
     pub const RELEASE: &str = r#"UPDATE "bench_leases" SET "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL, "status" = $1 WHERE (("bench_leases"."id" = $2) AND ("bench_leases"."claim_token" = $3))"#;
@@ -105,6 +105,24 @@ pub mod pg_sql {
     ];
     pub const ADVISORY: Option<&str> = Some("pg_try_advisory_lock");
     pub const NOWAIT: bool = true;
+
+    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
+    /// it: `RETURNING`.
+    pub fn diesel_update_claim(
+        conn: &mut Conn,
+        id: i64,
+        claim: &Claim,
+        lease: Lease,
+    ) -> QueryResult<Option<LeaseRow>> {
+        let t = bench_leases::table;
+        // The library also reads the fence: NULL for a table without one.
+        diesel::update(t.find(id).filter(t.claimable(lease)))
+            .set((t.taken(claim), bench_leases::status.eq("running")))
+            .returning((bench_leases::all_columns, crate::batch::no_fence()))
+            .get_result::<(LeaseRow, Option<i64>)>(conn)
+            .optional()
+            .map(|won| won.map(|(row, _)| row))
+    }
 
     pub fn configure(_conn: &mut Conn) -> QueryResult<()> {
         Ok(())
@@ -148,7 +166,7 @@ pub mod mysql_sql {
         owner VARCHAR(255), claim_token VARCHAR(255), claimed_at DATETIME(6), \
         INDEX bench_leases_token (claim_token)) ENGINE = InnoDB";
     pub const CLAIM: &str = "UPDATE `bench_leases` SET `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6), `status` = ? WHERE ((`bench_leases`.`id` = ?) AND ((`bench_leases`.`claim_token` IS NULL) OR (`bench_leases`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))))";
-    pub const READ_BACK: Option<&str> = Some("SELECT `bench_leases`.`id`, `bench_leases`.`status`, `bench_leases`.`owner`, `bench_leases`.`claim_token`, `bench_leases`.`claimed_at` FROM `bench_leases` WHERE (`bench_leases`.`claim_token` = ?)");
+    pub const READ_BACK: Option<&str> = Some("SELECT `bench_leases`.`id`, `bench_leases`.`status`, `bench_leases`.`owner`, `bench_leases`.`claim_token`, `bench_leases`.`claimed_at`, NULL FROM `bench_leases` WHERE ((`bench_leases`.`id` = ?) AND (`bench_leases`.`claim_token` = ?))");
     pub const RENEW: &str = "UPDATE `bench_leases` SET `claimed_at` = UTC_TIMESTAMP(6) WHERE ((`bench_leases`.`id` = ?) AND (`bench_leases`.`claim_token` = ?))";
     pub const RELEASE: &str = "UPDATE `bench_leases` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE ((`bench_leases`.`id` = ?) AND (`bench_leases`.`claim_token` = ?))";
     pub const CLAIM_CHAT: &str = "UPDATE `conversations` SET `busy_owner` = ?, `busy_turn_ref` = ?, `busy_since` = UTC_TIMESTAMP(6) WHERE (((`conversations`.`id` = ?) AND (`conversations`.`user_id` = ?)) AND ((`conversations`.`busy_turn_ref` IS NULL) OR (`conversations`.`busy_since` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))))";
@@ -168,6 +186,29 @@ pub mod mysql_sql {
     ];
     pub const ADVISORY: Option<&str> = Some("GET_LOCK(name, 0)");
     pub const NOWAIT: bool = true;
+
+    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
+    /// it: by its key and the claim's token.
+    pub fn diesel_update_claim(
+        conn: &mut Conn,
+        id: i64,
+        claim: &Claim,
+        lease: Lease,
+    ) -> QueryResult<Option<LeaseRow>> {
+        let t = bench_leases::table;
+        let claimed = diesel::update(t.find(id).filter(t.claimable(lease)))
+            .set((t.taken(claim), bench_leases::status.eq("running")))
+            .execute(conn)?;
+        if claimed == 0 {
+            return Ok(None);
+        }
+        t.find(id)
+            .filter(t.held_by(claim.token()))
+            .select((bench_leases::all_columns, crate::batch::no_fence()))
+            .get_result::<(LeaseRow, Option<i64>)>(conn)
+            .optional()
+            .map(|won| won.map(|(row, _)| row))
+    }
 
     pub fn configure(_conn: &mut Conn) -> QueryResult<()> {
         Ok(())
@@ -212,7 +253,7 @@ pub mod sqlite_sql {
     pub const DDL: &str =
         "CREATE TABLE bench_leases (id BIGINT PRIMARY KEY NOT NULL, status TEXT NOT NULL, \
         owner TEXT, claim_token TEXT, claimed_at TEXT)";
-    pub const CLAIM: &str = "UPDATE `bench_leases` SET `owner` = ?, `claim_token` = ?, `claimed_at` = strftime('%Y-%m-%d %H:%M:%f', 'now'), `status` = ? WHERE ((`bench_leases`.`id` = ?) AND ((`bench_leases`.`claim_token` IS NULL) OR (`bench_leases`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ? / 1000000.0))))) RETURNING `bench_leases`.`id`, `bench_leases`.`status`, `bench_leases`.`owner`, `bench_leases`.`claim_token`, `bench_leases`.`claimed_at`";
+    pub const CLAIM: &str = "UPDATE `bench_leases` SET `owner` = ?, `claim_token` = ?, `claimed_at` = strftime('%Y-%m-%d %H:%M:%f', 'now'), `status` = ? WHERE ((`bench_leases`.`id` = ?) AND ((`bench_leases`.`claim_token` IS NULL) OR (`bench_leases`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ? / 1000000.0))))) RETURNING `bench_leases`.`id`, `bench_leases`.`status`, `bench_leases`.`owner`, `bench_leases`.`claim_token`, `bench_leases`.`claimed_at`, NULL";
     pub const READ_BACK: Option<&str> = None;
     pub const RENEW: &str = "UPDATE `bench_leases` SET `claimed_at` = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE ((`bench_leases`.`id` = ?) AND (`bench_leases`.`claim_token` = ?))";
     pub const RELEASE: &str = "UPDATE `bench_leases` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE ((`bench_leases`.`id` = ?) AND (`bench_leases`.`claim_token` = ?))";
@@ -233,6 +274,24 @@ pub mod sqlite_sql {
     ];
     pub const ADVISORY: Option<&str> = None;
     pub const NOWAIT: bool = false;
+
+    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
+    /// it: `RETURNING`.
+    pub fn diesel_update_claim(
+        conn: &mut Conn,
+        id: i64,
+        claim: &Claim,
+        lease: Lease,
+    ) -> QueryResult<Option<LeaseRow>> {
+        let t = bench_leases::table;
+        // The library also reads the fence: NULL for a table without one.
+        diesel::update(t.find(id).filter(t.claimable(lease)))
+            .set((t.taken(claim), bench_leases::status.eq("running")))
+            .returning((bench_leases::all_columns, crate::batch::no_fence()))
+            .get_result::<(LeaseRow, Option<i64>)>(conn)
+            .optional()
+            .map(|won| won.map(|(row, _)| row))
+    }
 
     /// A production SQLite setup: wait for the writer, WAL, synchronous=NORMAL.
     pub fn configure(conn: &mut Conn) -> QueryResult<()> {
@@ -342,10 +401,8 @@ macro_rules! backend_suite {
             /// builds claims with `diesel::update` still gets.
             pub fn lib_cycle_diesel_update(conn: &mut Conn, id: i64, claim: &Claim, lease: Lease) -> Res<()> {
                 let t = bench_leases::table;
-                let won = diesel::update(t.find(id).filter(t.claimable(lease)))
-                    .set((t.taken(claim), bench_leases::status.eq("running")))
-                    .execute(conn)?;
-                check(won == 1, "the claim through diesel::update lost")?;
+                let won = sql::diesel_update_claim(conn, id, claim, lease)?;
+                check(won.is_some(), "the claim through diesel::update lost")?;
                 let renewed = diesel::update(t.find(id).filter(t.held_by(claim.token())))
                     .set(t.renewed())
                     .execute(conn)?;
@@ -387,7 +444,7 @@ macro_rules! backend_suite {
                     if claim.execute(conn)? == 0 {
                         return Ok(None);
                     }
-                    return PreparedSql::<HandReadBack, 1>::new([Bind::Text(token)]).get_result(conn).optional();
+                    return PreparedSql::<HandReadBack, 2>::new([Bind::BigInt(id), Bind::Text(token)]).get_result(conn).optional();
                 }
                 let claim = diesel::sql_query(sql::CLAIM)
                     .bind::<Text, _>(owner)
@@ -401,7 +458,7 @@ macro_rules! backend_suite {
                         if claim.execute(conn)? == 0 {
                             return Ok(None);
                         }
-                        diesel::sql_query(read_back).bind::<Text, _>(token).get_result(conn).optional()
+                        diesel::sql_query(read_back).bind::<BigInt, _>(id).bind::<Text, _>(token).get_result(conn).optional()
                     }
                 }
             }
@@ -539,7 +596,7 @@ macro_rules! backend_suite {
 
             // ---- Checks that the hand-written SQL is the library's ----
 
-            fn same_statements(what: &str, library: Vec<String>, hand: Vec<String>) -> Res<()> {
+            pub fn same_statements(what: &str, library: Vec<String>, hand: Vec<String>) -> Res<()> {
                 if library == hand {
                     return Ok(());
                 }
