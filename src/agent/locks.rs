@@ -168,6 +168,11 @@ impl AgentLocks {
     /// `ttl - hold`: should it never be released, a turn takes it over `hold` after it was taken
     /// or last kept. `hold` longer than the TTL is [`Error::HoldExceedsTtl`].
     ///
+    /// A user without a settings row gets one, with its defaults, as [`acquire`](Self::acquire)
+    /// gives one: the row is the lock's own state, and a user's first act may be a click. (An
+    /// unknown conversation, by contrast, is an error: conversations are the application's, and
+    /// their user must be checked.)
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, ClickRef, TurnRef};

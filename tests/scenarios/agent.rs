@@ -668,3 +668,15 @@ fn a_turn_is_kept_only_by_a_keeper_of_its_ttl() {
 
     assert!(matches!(kept, Err(Error::Lease(LeaseError::InvalidLease(_)))), "{kept:?}");
 }
+
+#[test]
+fn a_click_of_a_user_without_settings_creates_them_as_a_turn_does() {
+    let Some(mut conn) = connection() else { return };
+    let user = new_user();
+    assert_eq!(user_lock(&mut conn, &user), None, "no settings row yet");
+    let click = ClickRef::new();
+
+    locks("node-a").acquire_user(&mut *conn, &user, &click, hold()).unwrap();
+
+    assert_eq!(user_lock(&mut conn, &user), Some((Some("node-a".to_owned()), Some(click.as_str().to_owned()))));
+}
