@@ -12,40 +12,10 @@
 use std::process::ExitCode;
 
 #[path = "../support/mod.rs"]
+#[macro_use]
 mod support;
 
-use support::Backend;
-
-#[cfg(feature = "sqlite")]
-mod on_sqlite {
-    type Conn = diesel::SqliteConnection;
-    include!("turns.rs");
-}
-
-#[cfg(feature = "postgres")]
-mod on_postgres {
-    type Conn = diesel::PgConnection;
-    include!("turns.rs");
-}
-
-#[cfg(feature = "mysql")]
-mod on_mysql {
-    type Conn = diesel::MysqlConnection;
-    include!("turns.rs");
-}
-
-fn run(backend: &Backend) -> Result<bool, String> {
-    match backend {
-        #[cfg(feature = "sqlite")]
-        Backend::Sqlite(path) => on_sqlite::run(path, true).map_err(|e| e.to_string()),
-        #[cfg(feature = "postgres")]
-        Backend::Postgres(url) => on_postgres::run(url, false).map_err(|e| e.to_string()),
-        #[cfg(feature = "mysql")]
-        Backend::Mysql(url) => on_mysql::run(url, false).map_err(|e| e.to_string()),
-        #[allow(unreachable_patterns)]
-        other => Err(support::feature_off(other)),
-    }
-}
+on_every_backend!("turns.rs");
 
 fn main() -> ExitCode {
     support::main("agent_turns", run)

@@ -13,9 +13,8 @@
 use std::process::ExitCode;
 
 #[path = "../support/mod.rs"]
+#[macro_use]
 mod support;
-
-use support::Backend;
 
 diesel::table! {
     use diesel::sql_types::*;
@@ -64,38 +63,7 @@ const SQLITE_DDL: &[&str] = &[
         completed_by TEXT, owner TEXT, claim_token TEXT, claimed_at TEXT)",
 ];
 
-#[cfg(feature = "sqlite")]
-mod on_sqlite {
-    type Conn = diesel::SqliteConnection;
-    include!("queue.rs");
-}
-
-#[cfg(feature = "postgres")]
-mod on_postgres {
-    type Conn = diesel::PgConnection;
-    include!("queue.rs");
-}
-
-#[cfg(feature = "mysql")]
-mod on_mysql {
-    type Conn = diesel::MysqlConnection;
-    include!("queue.rs");
-}
-
-fn run(backend: &Backend) -> Result<bool, String> {
-    match backend {
-        #[cfg(feature = "sqlite")]
-        Backend::Sqlite(path) => on_sqlite::run(path, true, SQLITE_DDL).map_err(|e| e.to_string()),
-        #[cfg(feature = "postgres")]
-        Backend::Postgres(url) => {
-            on_postgres::run(url, false, POSTGRES_DDL).map_err(|e| e.to_string())
-        }
-        #[cfg(feature = "mysql")]
-        Backend::Mysql(url) => on_mysql::run(url, false, MYSQL_DDL).map_err(|e| e.to_string()),
-        #[allow(unreachable_patterns)]
-        other => Err(support::feature_off(other)),
-    }
-}
+on_every_backend!("queue.rs", sqlite: SQLITE_DDL, postgres: POSTGRES_DDL, mysql: MYSQL_DDL);
 
 fn main() -> ExitCode {
     support::main("job_queue", run)

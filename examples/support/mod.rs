@@ -1,5 +1,6 @@
 //! What both examples share: the backend named by `DATABASE_URL` (embedded SQLite when unset),
-//! and an r2d2 pool set up as a production application would.
+//! an r2d2 pool set up as a production application would, and the code that compiles an
+//! example for each backend and runs it on the one named.
 #![allow(dead_code)]
 
 use diesel::connection::SimpleConnection;
@@ -118,4 +119,48 @@ pub fn main(
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Compiles the example's code, written once in `$file` with `Conn` as its connection type, for
+/// every backend whose feature is on, and defines `run`, which runs it on the backend
+/// `DATABASE_URL` names. `$file`'s `run(url, sqlite, ..)` gets what follows per backend, if any.
+macro_rules! on_every_backend {
+    ($file:literal $(, sqlite: $sqlite:expr, postgres: $postgres:expr, mysql: $mysql:expr)?) => {
+        #[cfg(feature = "sqlite")]
+        mod on_sqlite {
+            type Conn = diesel::SqliteConnection;
+            include!($file);
+        }
+
+        #[cfg(feature = "postgres")]
+        mod on_postgres {
+            type Conn = diesel::PgConnection;
+            include!($file);
+        }
+
+        #[cfg(feature = "mysql")]
+        mod on_mysql {
+            type Conn = diesel::MysqlConnection;
+            include!($file);
+        }
+
+        fn run(backend: &support::Backend) -> Result<bool, String> {
+            match backend {
+                #[cfg(feature = "sqlite")]
+                support::Backend::Sqlite(path) => {
+                    on_sqlite::run(path, true $(, $sqlite)?).map_err(|e| e.to_string())
+                }
+                #[cfg(feature = "postgres")]
+                support::Backend::Postgres(url) => {
+                    on_postgres::run(url, false $(, $postgres)?).map_err(|e| e.to_string())
+                }
+                #[cfg(feature = "mysql")]
+                support::Backend::Mysql(url) => {
+                    on_mysql::run(url, false $(, $mysql)?).map_err(|e| e.to_string())
+                }
+                #[allow(unreachable_patterns)]
+                other => Err(support::feature_off(other)),
+            }
+        }
+    };
 }
