@@ -444,6 +444,8 @@ where
 
 /// A claim's rows a keeper renews and releases, whatever their table and key type.
 trait Renewing: Send + Sync {
+    /// One renewal of the rows still held, now; the error when it could not be made.
+    fn renew_once(&self) -> Result<(), Error>;
     /// Renews what is still held, unless released or past its longest hold; whether a
     /// statement was sent.
     fn renew(&self) -> bool;
@@ -519,7 +521,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
     }
 }
 
-impl<C, T, K> KeptRows<C, T, K>
+impl<C, T, K> Renewing for KeptRows<C, T, K>
 where
     C: R2D2Connection + 'static,
     T: ClaimLease + Send + Sync + 'static,
@@ -591,16 +593,7 @@ where
             }
         }
     }
-}
 
-impl<C, T, K> Renewing for KeptRows<C, T, K>
-where
-    C: R2D2Connection + 'static,
-    T: ClaimLease + Send + Sync + 'static,
-    T::PrimaryKey: Column,
-    K: Clone + PartialEq + Send + Sync + 'static,
-    C::Backend: KeepsRows<C, T, K>,
-{
     fn renew(&self) -> bool {
         if self.is_done() || lock(&self.state.inner).held.is_empty() {
             return false;

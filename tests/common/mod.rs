@@ -168,3 +168,19 @@ where
     diesel_lease::agent::run_migrations(conn).expect("the agent tables");
     pool
 }
+
+/// Waits until `keeper` has made `rounds` more rounds of renewals (or says why not, after a
+/// generous while): tests count rounds, they do not time them.
+pub fn after_rounds<C: diesel::r2d2::R2D2Connection>(
+    keeper: &diesel_lease::Keeper<C>,
+    rounds: u64,
+) {
+    let until = keeper.rounds() + rounds;
+    for _ in 0..2_000 {
+        if keeper.rounds() >= until {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("the keeper made no {rounds} rounds in 10 s");
+}

@@ -9,7 +9,7 @@ use diesel_lease::agent::schema::{conversations, user_settings};
 use diesel_lease::agent::{AgentLocks, ClickRef, Error, Holder, HolderKind, TurnRef};
 use diesel_lease::{Age, ClaimLease, Error as LeaseError, Lease};
 
-use crate::common::unique_id;
+use crate::common::{after_rounds, unique_id};
 
 type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;
 
@@ -611,17 +611,6 @@ fn a_lock_exactly_one_ttl_old_is_refused_or_taken_over_never_contended() {
     }
 }
 
-/// Waits until the keeper has made `rounds` more rounds.
-fn after_rounds<C: diesel::r2d2::R2D2Connection>(keeper: &diesel_lease::Keeper<C>, rounds: u64) {
-    let until = keeper.rounds() + rounds;
-    for _ in 0..2_000 {
-        if keeper.rounds() >= until {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("the keeper made no {rounds} rounds in 10 s");
-}
 
 #[test]
 fn a_kept_turn_outlives_its_ttl_and_hears_at_once_when_it_loses_a_lock() {

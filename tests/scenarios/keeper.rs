@@ -7,7 +7,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::{Keeper, KeeperSettings, LossReason};
 
 use crate::common::jobs::{lease_jobs, Job};
-use crate::common::unique_id;
+use crate::common::{after_rounds, unique_id};
 
 type Pool = diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<backend::Conn>>;
 
@@ -36,17 +36,6 @@ fn job(pool: &Pool, id: &str) -> Job {
     lease_jobs::table.find(id).select(Job::as_select()).first(&mut pool.get().unwrap()).unwrap()
 }
 
-/// Waits until the keeper has made `rounds` more rounds (or says why not, after a generous while).
-fn after_rounds<C: diesel::r2d2::R2D2Connection>(keeper: &Keeper<C>, rounds: u64) {
-    let until = keeper.rounds() + rounds;
-    for _ in 0..2_000 {
-        if keeper.rounds() >= until {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("the keeper made no {rounds} rounds in 10 s");
-}
 
 /// Renews every 20 ms: many rounds pass quickly, none of them near the lease.
 fn fast(lease: Lease) -> KeeperSettings {
