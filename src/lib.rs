@@ -92,7 +92,9 @@ pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
 pub use fence::{Fence, NoFence};
 pub use inspect::{HeldPerOwner, Holders, Holding};
-pub use keeper::{Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, LossReason};
+pub use keeper::{
+    Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, ListsRowValues, LossReason, RenewsRows,
+};
 pub use lease::{Age, Lease};
 pub use reap::Reap;
 pub use refusal::{LeaseHolder, Refusal, Refused};
@@ -113,6 +115,7 @@ pub use {
     inspect::{
         AllHeld, HeldPerOwnerId, HoldersRead, HoldingColumns, ReadHolders, ReadStale, StaleOnly,
     },
+    keeper::{KeyAndToken, PairsIn, ReadRenewed, Renewal},
     refusal::{HolderColumns, WhyRefused},
     release_rows::{GuardedUpdate, KeyIn, LockHeldRows, ReleaseStatement},
     strategy::{

@@ -168,9 +168,10 @@ where
     )?)
 }
 
-/// `key IN (?, ?, ..)` over a single-column primary key. The list is padded to a power of two
-/// by repeating its last key (the same set of rows), so that its SQL comes in a few fixed
-/// lengths, each prepared once per connection and found again by its text.
+/// `key IN (?, ?, ..)` over a single-column primary key, in lists of at most 512 keys joined by
+/// `OR`. The keys are padded to a power of two by repeating the last (the same set of rows), so
+/// that the SQL comes in a few fixed lengths, each prepared once per connection and found again
+/// by its text.
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct KeyIn<Key, K> {
@@ -207,21 +208,47 @@ where
     K: ToSql<Key::SqlType, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let Some(last) = self.keys.last() else {
+        if self.keys.is_empty() {
             out.push_sql("1 = 0");
             return Ok(());
-        };
-        self.column.walk_ast(out.reborrow())?;
-        out.push_sql(" IN (");
-        let padded = self.keys.len().next_power_of_two();
-        let keys = self.keys.iter().chain(std::iter::repeat(last));
-        for (index, key) in keys.take(padded).enumerate() {
-            if index > 0 {
-                out.push_sql(", ");
+        }
+        out.push_sql("(");
+        for (list, keys) in padded_lists(&self.keys).enumerate() {
+            if list > 0 {
+                out.push_sql(" OR ");
             }
-            out.push_bind_param::<Key::SqlType, K>(key)?;
+            self.column.walk_ast(out.reborrow())?;
+            out.push_sql(" IN (");
+            for (index, key) in keys.iter().enumerate() {
+                if index > 0 {
+                    out.push_sql(", ");
+                }
+                out.push_bind_param::<Key::SqlType, K>(key)?;
+            }
+            out.push_sql(")");
         }
         out.push_sql(")");
         Ok(())
     }
 }
+
+/// `values` padded to a power of two by repeating the last, in lists of at most
+/// [`MOST_VALUES_IN_ONE_LIST`].
+pub(crate) fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
+    let padded: Vec<&T> = values
+        .iter()
+        .chain(values.last().into_iter().cycle())
+        .take(values.len().next_power_of_two())
+        .collect();
+    let lists: Vec<Vec<&T>> = padded
+        .chunks(MOST_VALUES_IN_ONE_LIST)
+        .map(<[&T]>::to_vec)
+        .collect();
+    lists.into_iter()
+}
+
+/// MariaDB turns an `IN` list of 1,000 values or more into a join with a derived table
+/// (`in_predicate_conversion_threshold`), and a locking read then keeps every row it scanned
+/// locked until the commit, not only the rows it matched: concurrent claims would pass them by.
+/// Shorter lists, joined by `OR`, are evaluated row by row.
+pub(crate) const MOST_VALUES_IN_ONE_LIST: usize = 512;

@@ -128,6 +128,23 @@ macro_rules! reports_by_returning {
             }
         }
 
+        impl<S, KeyAndToken, ReadBack, C, Row> $crate::RenewsRows<S, KeyAndToken, ReadBack, C, Row>
+            for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            S: $crate::strategy::ReturnsSelection<KeyAndToken>,
+            S::Returning: diesel::query_dsl::LoadQuery<'static, C, Row>,
+        {
+            fn renewed(
+                statement: S,
+                key_and_token: KeyAndToken,
+                _: ReadBack,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<Row>> {
+                diesel::RunQueryDsl::load(statement.returning(key_and_token), conn)
+            }
+        }
+
         impl<'q, S, Keys, Locking, C, Key> $crate::ReleasesRows<'q, S, Keys, Locking, C, Key>
             for $backend
         where

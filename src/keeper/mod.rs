@@ -1,7 +1,9 @@
 //! Keeping leases: a thread that renews the rows it keeps, tells the work the moment a lease is
 //! lost, and releases them when done.
 mod monotonic;
+mod renewal;
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -12,7 +14,11 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use diesel::Column;
 
 use crate::release_rows::{guarded_update, GuardedUpdate, LockHeldRows};
-use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows, Renewed};
+use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows};
+use renewal::{renew_together, RenewedRow};
+#[doc(hidden)]
+pub use renewal::{KeyAndToken, PairsIn, ReadRenewed, Renewal};
+pub use renewal::{ListsRowValues, RenewsRows};
 
 /// How a [`Keeper`] keeps its leases.
 ///
@@ -127,8 +133,8 @@ impl KeeperSettings {
     }
 }
 
-/// A thread that keeps leases: it renews every claim handed to it in one guarded statement per
-/// claim and round, notices when a renewal changes fewer rows than are held, and stops trusting
+/// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
+/// table in one statement per round, each row guarded by its own claim's token; it notices when a renewal changes fewer rows than are held, and stops trusting
 /// a lease it could not renew in time. What it keeps is a [`Kept`] handle, which the work asks
 /// [`is_held`](Kept::is_held) or [`check`](Kept::check) as often as it likes.
 ///
@@ -165,7 +171,7 @@ pub struct Keeper<C: R2D2Connection + 'static> {
 struct Shared<C: R2D2Connection + 'static> {
     pool: Pool<ConnectionManager<C>>,
     settings: KeeperSettings,
-    kept: Mutex<Vec<Arc<dyn Renewing>>>,
+    tables: Mutex<Vec<KeptTable>>,
     stopped: Mutex<bool>,
     wake: Condvar,
     rounds: AtomicU64,
@@ -208,7 +214,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         let shared = Arc::new(Shared {
             pool,
             settings: settings.checked()?,
-            kept: Mutex::new(Vec::new()),
+            tables: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
             wake: Condvar::new(),
             rounds: AtomicU64::new(0),
@@ -273,17 +279,43 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
                 unconfirmed_told: false,
             }),
         });
-        let rows = Arc::new(KeptRows {
-            pool: self.shared.pool.clone(),
-            table,
-            state: Arc::clone(&state),
+        let claims = self.claims_on(table);
+        // The first renewal, here and now, of this claim alone: the lease is trusted from its
+        // start, and a claim that cannot be renewed at all is the caller's error at once.
+        claims.renew(std::slice::from_ref(&state))?;
+        lock(&claims.claims).push(Arc::clone(&state));
+        Ok(Kept {
+            state,
+            table: claims,
+        })
+    }
+
+    /// The claims kept on `table` with keys `K`, created on first use.
+    fn claims_on<T, K>(&self, table: T) -> Arc<TableClaims<C, T, K>>
+    where
+        T: ClaimLease + Send + Sync + 'static,
+        T::PrimaryKey: Column,
+        K: Clone + PartialEq + Send + Sync + 'static,
+        C::Backend: KeepsRows<C, T, K>,
+    {
+        let mut tables = lock(&self.shared.tables);
+        let known = tables.iter().find_map(|kept| {
+            Arc::clone(&kept.typed)
+                .downcast::<TableClaims<C, T, K>>()
+                .ok()
         });
-        // The first renewal, here and now: the lease is trusted from its start, and a claim
-        // that cannot be renewed at all is the caller's error at once.
-        rows.renew_once()?;
-        let rows: Arc<dyn Renewing> = rows;
-        lock(&self.shared.kept).push(Arc::clone(&rows));
-        Ok(Kept { state, rows })
+        known.unwrap_or_else(|| {
+            let claims = Arc::new(TableClaims {
+                pool: self.shared.pool.clone(),
+                table,
+                claims: Mutex::new(Vec::new()),
+            });
+            tables.push(KeptTable {
+                renewing: Arc::clone(&claims) as Arc<dyn Renewing>,
+                typed: Arc::clone(&claims) as Arc<dyn Any + Send + Sync>,
+            });
+            claims
+        })
     }
 
     /// The lease the keeper keeps claims under.
@@ -318,8 +350,8 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         self.shared.rounds.load(Ordering::SeqCst)
     }
 
-    /// How many renewal statements the keeper has sent: one per kept claim and round, however
-    /// many rows the claim holds.
+    /// How many renewal statements the keeper's rounds have sent: one per table and round,
+    /// however many claims and rows it keeps there.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -344,29 +376,27 @@ impl<C: R2D2Connection + 'static> Drop for Keeper<C> {
             // A renewal thread that panicked has nothing left to stop.
             let _ = thread.join();
         }
-        for rows in lock(&self.shared.kept).drain(..) {
-            // A stopping keeper has no one to tell of an error; the lease runs out on its own.
-            let _ = rows.release();
+        for table in lock(&self.shared.tables).drain(..) {
+            table.renewing.release_all();
         }
     }
 }
 
 impl<C: R2D2Connection + 'static> Shared<C> {
-    /// Renews every kept claim once per round, each round `every` after the start of the last,
-    /// until the keeper stops.
+    /// Renews every kept claim once per round, one statement per table, each round `every`
+    /// after the start of the last, until the keeper stops.
     fn run(&self) {
         loop {
             let round_start = monotonic::instant();
-            let kept: Vec<Arc<dyn Renewing>> = {
-                let mut kept = lock(&self.kept);
-                kept.retain(|rows| !rows.is_done());
-                kept.clone()
-            };
-            for rows in kept {
+            let tables: Vec<Arc<dyn Renewing>> = lock(&self.tables)
+                .iter()
+                .map(|table| Arc::clone(&table.renewing))
+                .collect();
+            for table in tables {
                 if self.is_stopped() {
                     return;
                 }
-                if rows.renew() {
+                if table.renew_round() {
                     self.statements.fetch_add(1, Ordering::SeqCst);
                 }
             }
@@ -416,7 +446,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// keeps::<diesel::sqlite::Sqlite>();
 /// # }
 /// ```
-pub trait KeepsRows<C, T: ClaimLease, K>: ReleasesRows<'static, GuardedUpdate<T, K, Renewed<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
+pub trait KeepsRows<C, T: ClaimLease, K>: RenewsRows<Renewal<T, K>, KeyAndToken<T>, ReadRenewed<T, K>, C, RenewedRow<K>>
     + ReleasesRows<'static, GuardedUpdate<T, K, Released<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
 {
 }
@@ -424,14 +454,8 @@ pub trait KeepsRows<C, T: ClaimLease, K>: ReleasesRows<'static, GuardedUpdate<T,
 impl<C, T, K, DB> KeepsRows<C, T, K> for DB
 where
     T: ClaimLease,
-    DB: ReleasesRows<
-            'static,
-            GuardedUpdate<T, K, Renewed<T>>,
-            T::PrimaryKey,
-            LockHeldRows<T, K>,
-            C,
-            K,
-        > + ReleasesRows<
+    DB: RenewsRows<Renewal<T, K>, KeyAndToken<T>, ReadRenewed<T, K>, C, RenewedRow<K>>
+        + ReleasesRows<
             'static,
             GuardedUpdate<T, K, Released<T>>,
             T::PrimaryKey,
@@ -442,24 +466,33 @@ where
 {
 }
 
-/// A claim's rows a keeper renews and releases, whatever their table and key type.
+/// The claims a keeper keeps on one table, whatever the table and its key type.
 trait Renewing: Send + Sync {
-    /// One renewal of the rows still held, now; the error when it could not be made.
-    fn renew_once(&self) -> Result<(), Error>;
-    /// Renews what is still held, unless released or past its longest hold; whether a
-    /// statement was sent.
-    fn renew(&self) -> bool;
-    /// Releases what is still held, once; whether this call released. On an error nothing
-    /// changed, and the release may be tried again.
-    fn release(&self) -> Result<bool, Error>;
-    /// Released, or past its longest hold: nothing left to renew.
-    fn is_done(&self) -> bool;
+    /// Renews every claim still to renew, in one statement; whether one was sent.
+    fn renew_round(&self) -> bool;
+    /// Releases every claim, as the keeper stops: it has no one to tell of an error, and the
+    /// leases run out on their own.
+    fn release_all(&self);
 }
 
-struct KeptRows<C: R2D2Connection + 'static, T, K> {
+/// Releasing one claim of a table's.
+trait Releasing<K>: Send + Sync {
+    /// Releases what `state` still holds, once; whether this call released. On an error
+    /// nothing changed, and the release may be tried again.
+    fn release(&self, state: &KeptState<K>) -> Result<bool, Error>;
+}
+
+/// The claims kept on one table, seen two ways: to renew them all, and, by their concrete
+/// type, to add one more.
+struct KeptTable {
+    renewing: Arc<dyn Renewing>,
+    typed: Arc<dyn Any + Send + Sync>,
+}
+
+struct TableClaims<C: R2D2Connection + 'static, T, K> {
     pool: Pool<ConnectionManager<C>>,
     table: T,
-    state: Arc<KeptState<K>>,
+    claims: Mutex<Vec<Arc<KeptState<K>>>>,
 }
 
 /// What the keeper and the work share of one kept claim.
@@ -487,6 +520,61 @@ struct Inner<K> {
 }
 
 impl<K: Clone + PartialEq> KeptState<K> {
+    /// Whether the claim's rows are to be renewed now: not released, not given up, and not past
+    /// the longest hold, which ends its renewals here.
+    fn to_renew<T: ClaimLease>(&self) -> bool {
+        let mut inner = lock(&self.inner);
+        if !inner.renewing || inner.released.is_some() {
+            return false;
+        }
+        if self.past_longest_hold() {
+            inner.renewing = false;
+            inner.reason.get_or_insert(LossReason::LongestHold);
+            let rows = inner.held.len();
+            drop(inner);
+            crate::events::lost::<T>(&self.claim, rows, &LossReason::LongestHold);
+            return false;
+        }
+        true
+    }
+
+    /// A renewal that ran at `request_start` changed `rows`: those with this claim's token are
+    /// still held, and the trust runs from the request's start; the rest are lost.
+    fn renewed<T: ClaimLease>(&self, rows: &[RenewedRow<K>], request_start: Instant) {
+        let token = self.claim.token();
+        let mut inner = lock(&self.inner);
+        let (still_held, lost): (Vec<K>, Vec<K>) = inner.held.drain(..).partition(|key| {
+            rows.iter()
+                .any(|(renewed, holder)| renewed == key && holder.as_deref() == Some(token))
+        });
+        if !lost.is_empty() {
+            crate::events::lost::<T>(&self.claim, lost.len(), &LossReason::TakenOver);
+            inner.lost.extend(lost);
+            inner.reason.get_or_insert(LossReason::TakenOver);
+        }
+        crate::events::renewed::<T>(&self.claim, still_held.len());
+        inner.held = still_held;
+        inner.trusted_until = request_start + trusted_part(self.settings);
+        inner.last_error = None;
+    }
+
+    /// A renewal failed with `error`: the trust deadline stays where it was, and once it has
+    /// passed, operators hear of the loss, once.
+    fn unconfirmed<T: ClaimLease>(&self, error: &Error) {
+        let mut inner = lock(&self.inner);
+        inner.last_error = Some(error.to_string());
+        if monotonic::instant() >= inner.trusted_until && !inner.unconfirmed_told {
+            inner.unconfirmed_told = true;
+            crate::events::lost::<T>(&self.claim, inner.held.len(), &LossReason::Unconfirmed);
+        }
+    }
+
+    /// Released, or past its longest hold: nothing left to renew.
+    fn is_done(&self) -> bool {
+        let inner = lock(&self.inner);
+        inner.released.is_some() || !inner.renewing
+    }
+
     fn past_longest_hold(&self) -> bool {
         self.settings.at_most.is_some_and(|at_most| {
             // A longest hold past what the clock can count never comes.
@@ -521,7 +609,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
     }
 }
 
-impl<C, T, K> Renewing for KeptRows<C, T, K>
+impl<C, T, K> TableClaims<C, T, K>
 where
     C: R2D2Connection + 'static,
     T: ClaimLease + Send + Sync + 'static,
@@ -529,82 +617,94 @@ where
     K: Clone + PartialEq + Send + Sync + 'static,
     C::Backend: KeepsRows<C, T, K>,
 {
-    /// One renewal of the rows still held, now; the error when it could not be made.
-    fn renew_once(&self) -> Result<(), Error> {
-        let state = &self.state;
-        let _statement = lock(&state.statement);
-        let keys = {
-            let mut inner = lock(&state.inner);
-            if !inner.renewing || inner.released.is_some() {
-                return Ok(());
-            }
-            if state.past_longest_hold() {
-                inner.renewing = false;
-                inner.reason.get_or_insert(LossReason::LongestHold);
-                let rows = inner.held.len();
-                drop(inner);
-                crate::events::lost::<T>(&state.claim, rows, &LossReason::LongestHold);
-                return Ok(());
-            }
-            inner.held.clone()
-        };
+    /// One renewal of the rows `claims` still hold, now, in one statement; the error when it
+    /// could not be made. Each claim's statement lock is held throughout, so that no release of
+    /// one crosses it.
+    fn renew(&self, claims: &[Arc<KeptState<K>>]) -> Result<(), Error> {
+        let _statements: Vec<MutexGuard<'_, ()>> =
+            claims.iter().map(|state| lock(&state.statement)).collect();
+        let renewing: Vec<&Arc<KeptState<K>>> = claims
+            .iter()
+            .filter(|state| state.to_renew::<T>())
+            .collect();
+        let pairs: Vec<(K, String)> = renewing
+            .iter()
+            .flat_map(|state| {
+                let token = state.claim.token().to_owned();
+                let held = lock(&state.inner).held.clone();
+                held.into_iter().map(move |key| (key, token.clone()))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return Ok(());
+        }
         // The lease runs from the database's clock at the statement; the request's start on
         // ours is no later, so trusting from it can only end the trust sooner.
         let request_start = monotonic::instant();
-        let renewed = self.pool.get().map_err(Error::from).and_then(|mut conn| {
-            guarded_update(
-                self.table,
-                &state.claim,
-                keys.clone(),
-                self.table.renewed(),
-                &mut *conn,
-            )
-        });
-        let mut inner = lock(&state.inner);
+        let renewed = self
+            .pool
+            .get()
+            .map_err(Error::from)
+            .and_then(|mut conn| renew_together(self.table, pairs, &mut *conn));
         match renewed {
-            Ok(still_held) => {
-                let lost: Vec<K> = keys
-                    .into_iter()
-                    .filter(|key| !still_held.contains(key))
-                    .collect();
-                if !lost.is_empty() {
-                    crate::events::lost::<T>(&state.claim, lost.len(), &LossReason::TakenOver);
-                    inner.lost.extend(lost);
-                    inner.reason.get_or_insert(LossReason::TakenOver);
+            Ok(rows) => {
+                for state in renewing {
+                    state.renewed::<T>(&rows, request_start);
                 }
-                crate::events::renewed::<T>(&state.claim, still_held.len());
-                inner.held = still_held;
-                inner.trusted_until = request_start + trusted_part(state.settings);
-                inner.last_error = None;
                 Ok(())
             }
             // An error leaves the trust deadline where it was: unreachable means lost in time.
             Err(error) => {
-                inner.last_error = Some(error.to_string());
-                if monotonic::instant() >= inner.trusted_until && !inner.unconfirmed_told {
-                    inner.unconfirmed_told = true;
-                    crate::events::lost::<T>(
-                        &state.claim,
-                        inner.held.len(),
-                        &LossReason::Unconfirmed,
-                    );
+                for state in renewing {
+                    state.unconfirmed::<T>(&error);
                 }
                 Err(error)
             }
         }
     }
+}
 
-    fn renew(&self) -> bool {
-        if self.is_done() || lock(&self.state.inner).held.is_empty() {
+impl<C, T, K> Renewing for TableClaims<C, T, K>
+where
+    C: R2D2Connection + 'static,
+    T: ClaimLease + Send + Sync + 'static,
+    T::PrimaryKey: Column,
+    K: Clone + PartialEq + Send + Sync + 'static,
+    C::Backend: KeepsRows<C, T, K>,
+{
+    fn renew_round(&self) -> bool {
+        let claims: Vec<Arc<KeptState<K>>> = {
+            let mut claims = lock(&self.claims);
+            claims.retain(|state| !state.is_done());
+            claims.clone()
+        };
+        if !claims
+            .iter()
+            .any(|state| !lock(&state.inner).held.is_empty())
+        {
             return false;
         }
         // The error is kept for `check` to report; the trust deadline does the rest.
-        let _ = self.renew_once();
+        let _ = self.renew(&claims);
         true
     }
 
-    fn release(&self) -> Result<bool, Error> {
-        let state = &self.state;
+    fn release_all(&self) {
+        for state in lock(&self.claims).drain(..) {
+            let _ = self.release(&state);
+        }
+    }
+}
+
+impl<C, T, K> Releasing<K> for TableClaims<C, T, K>
+where
+    C: R2D2Connection + 'static,
+    T: ClaimLease + Send + Sync + 'static,
+    T::PrimaryKey: Column,
+    K: Clone + PartialEq + Send + Sync + 'static,
+    C::Backend: KeepsRows<C, T, K>,
+{
+    fn release(&self, state: &KeptState<K>) -> Result<bool, Error> {
         let _statement = lock(&state.statement);
         let keys = {
             let inner = lock(&state.inner);
@@ -632,11 +732,6 @@ where
         inner.released = Some(released);
         Ok(true)
     }
-
-    fn is_done(&self) -> bool {
-        let inner = lock(&self.state.inner);
-        inner.released.is_some() || !inner.renewing
-    }
 }
 
 /// A claim a [`Keeper`] keeps: ask it whether the lease is still held before each step of the
@@ -663,7 +758,7 @@ where
 /// ```
 pub struct Kept<K> {
     state: Arc<KeptState<K>>,
-    rows: Arc<dyn Renewing>,
+    table: Arc<dyn Releasing<K>>,
 }
 
 impl<K> fmt::Debug for Kept<K> {
@@ -783,7 +878,7 @@ impl<K: Clone + PartialEq> Kept<K> {
     /// # }
     /// ```
     pub fn release(self) -> Result<Vec<K>, Error> {
-        if self.rows.release()? {
+        if self.table.release(&self.state)? {
             Ok(lock(&self.state.inner).released.clone().unwrap_or_default())
         } else {
             Ok(Vec::new())
@@ -794,7 +889,7 @@ impl<K: Clone + PartialEq> Kept<K> {
 impl<K> Drop for Kept<K> {
     fn drop(&mut self) {
         // A dropped handle has no one to tell of an error; the lease runs out on its own.
-        let _ = self.rows.release();
+        let _ = self.table.release(&self.state);
     }
 }
 

@@ -34,6 +34,10 @@ use crate::{
     ReleasesRows, ReportsWinners, RunsBatchUpdates, TimestampOn,
 };
 
+impl crate::ListsRowValues for Mysql {
+    const ROW_LIST_OPEN: &'static str = "(";
+}
+
 impl DatabaseClock for Mysql {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
         out.push_sql("UTC_TIMESTAMP(6)");
@@ -113,6 +117,27 @@ where
             }
             Ok(held)
         })
+    }
+}
+
+/// The renewal runs alone, then its rows are read back by their (key, token) pairs: no locking
+/// read, which on MariaDB would keep every row it scanned locked until the commit.
+impl<S, KeyAndToken, ReadBack, C, Row> crate::RenewsRows<S, KeyAndToken, ReadBack, C, Row> for Mysql
+where
+    C: diesel::Connection<Backend = Mysql>,
+    S: ExecuteDsl<C>,
+    ReadBack: LoadQuery<'static, C, Row>,
+{
+    fn renewed(
+        statement: S,
+        _: KeyAndToken,
+        read_back: ReadBack,
+        conn: &mut C,
+    ) -> QueryResult<Vec<Row>> {
+        if S::execute(statement, conn)? == 0 {
+            return Ok(Vec::new());
+        }
+        read_back.load(conn)
     }
 }
 

@@ -21,6 +21,10 @@ use crate::sql_types::UtcTimestamp;
 use crate::strategy::{BatchParts, ClaimsBatches};
 use crate::{DatabaseClock, TimestampOn};
 
+impl crate::ListsRowValues for Pg {
+    const ROW_LIST_OPEN: &'static str = "(VALUES ";
+}
+
 impl DatabaseClock for Pg {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
         out.push_sql("statement_timestamp()");

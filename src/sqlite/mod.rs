@@ -20,6 +20,10 @@ use crate::sql_types::UtcTimestamp;
 use crate::strategy::{BatchParts, ClaimsBatches};
 use crate::{DatabaseClock, TimestampOn};
 
+impl crate::ListsRowValues for Sqlite {
+    const ROW_LIST_OPEN: &'static str = "(VALUES ";
+}
+
 impl DatabaseClock for Sqlite {
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
         out.push_sql("strftime('%Y-%m-%d %H:%M:%f', 'now')");

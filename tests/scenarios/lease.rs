@@ -537,6 +537,34 @@ fn a_batch_finishes_in_one_guarded_statement_that_says_which_rows_it_changed() {
 }
 
 #[test]
+fn a_release_of_more_keys_than_one_list_takes_releases_every_row() {
+    let Some(mut conn) = connection() else { return };
+    // Keys sharing a prefix, claimed by it: a key list that long in the claim would make
+    // MariaDB scan the table.
+    let prefix = unique_id("many");
+    let ids: Vec<String> = (0..1_000).map(|n| format!("{prefix}-{n:04}")).collect();
+    let rows: Vec<_> = ids.iter().map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued"))).collect();
+    diesel::insert_into(lease_jobs::table).values(&rows).execute(&mut *conn).unwrap();
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(1_000, minute())
+        .filter(lease_jobs::id.like(format!("{prefix}-%")))
+        .returning(lease_jobs::id)
+        .by("worker-1", &mut *conn)
+        .unwrap();
+    assert_eq!(batch.len(), 1_000);
+
+    let released = lease_jobs::table.release_rows(batch.claim(), ids.clone()).run(&mut *conn).unwrap();
+    assert_eq!(released.len(), 1_000, "every key of every list");
+    let still_held: i64 = lease_jobs::table
+        .filter(lease_jobs::id.like(format!("{prefix}-%")))
+        .filter(lease_jobs::lease_token.is_not_null())
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
+    assert_eq!(still_held, 0);
+}
+
+#[test]
 fn a_batch_size_out_of_range_or_a_bad_owner_is_refused_before_anything_is_sent() {
     let Some(mut conn) = connection() else { return };
     let ids = queued_jobs(&mut conn, 2, "queued");
