@@ -244,12 +244,13 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
     use diesel::connection::SimpleConnection;
     let Some(shared) = backend::pool() else { return };
     let ids = queued(&shared, 1);
-    // A real expiry: a 1 s lease, trusted for 0.7 s after each confirmed renewal.
-    let lease = Lease::from_secs(1).unwrap();
+    // A real expiry: a 2 s lease, trusted for 1 s after each confirmed renewal, so that a
+    // loaded machine has a second between the keeper giving up and the lease running out.
+    let lease = Lease::from_secs(2).unwrap();
     let (ids, claim) = claimed(&shared, &ids, lease);
     let keeper = Keeper::start(
         backend::pool_of(2),
-        KeeperSettings::new(lease).every(Duration::from_millis(100)).margin(Duration::from_millis(300)),
+        KeeperSettings::new(lease).every(Duration::from_millis(100)).margin(Duration::from_secs(1)),
     )
     .unwrap();
     let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
