@@ -25,17 +25,29 @@ fn ttl() -> Lease {
 pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String> {
     let pool = db::pool::<C>(url, 2);
     {
-        let conn = &mut *pool.get().map_err(|e| format!("a connection to {url}: {e}"))?;
+        let conn = &mut *pool
+            .get()
+            .map_err(|e| format!("a connection to {url}: {e}"))?;
         db::execute(conn, &C::KIND.schema()).map_err(|e| format!("the schema: {e}"))?;
-        conn.migrate_agent().map_err(|e| format!("the agent tables: {e}"))?;
+        conn.migrate_agent()
+            .map_err(|e| format!("the agent tables: {e}"))?;
         for (table, key) in [("conversations", "id"), ("user_settings", "user_id")] {
-            db::execute(conn, &C::KIND.log_claims(table, key, "busy_turn_ref", "busy_since"))
-                .map_err(|e| format!("the triggers on {table}: {e}"))?;
+            db::execute(
+                conn,
+                &C::KIND.log_claims(table, key, "busy_turn_ref", "busy_since"),
+            )
+            .map_err(|e| format!("the triggers on {table}: {e}"))?;
         }
-        conn.reset_chats(CHATS, USERS).map_err(|e| format!("the chats: {e}"))?;
+        conn.reset_chats(CHATS, USERS)
+            .map_err(|e| format!("the chats: {e}"))?;
     }
     let mut fleet = Fleet::start("agent", C::KIND, url, &[None; 4])?;
-    fleet.every(Duration::from_millis(500), KILLING, |_| true, Fleet::kill_one)?;
+    fleet.every(
+        Duration::from_millis(500),
+        KILLING,
+        |_| true,
+        Fleet::kill_one,
+    )?;
     fleet.finish(Duration::from_secs(10));
     let conn = &mut *pool.get().map_err(|e| e.to_string())?;
     let swept = sweep(conn)?;
@@ -49,17 +61,39 @@ pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String>
         let takeovers = conn.takeovers(table, ttl()).map_err(|e| e.to_string())?;
         taken_over += takeovers.count;
         outcome.figure(&format!("{table}: takeovers"), takeovers.count);
-        outcome.figure(&format!("{table}: youngest lock taken over"), takeovers.min_age.map_or("—".into(), crate::report::millis));
-        outcome.check(takeovers.early == 0, || format!("{table}: {} locks taken over before the TTL", takeovers.early));
-        outcome.check(takeovers.unknown == 0, || format!("{table}: {} takeovers of a lock the log never saw", takeovers.unknown));
+        outcome.figure(
+            &format!("{table}: youngest lock taken over"),
+            takeovers.min_age.map_or("—".into(), crate::report::millis),
+        );
+        outcome.check(takeovers.early == 0, || {
+            format!(
+                "{table}: {} locks taken over before the TTL",
+                takeovers.early
+            )
+        });
+        outcome.check(takeovers.unknown == 0, || {
+            format!(
+                "{table}: {} takeovers of a lock the log never saw",
+                takeovers.unknown
+            )
+        });
     }
     outcome.figure("stale locks freed by the final sweep", swept);
-    outcome.figure("locks held after the sweep (chats, users)", format!("{chats}, {users}"));
+    outcome.figure(
+        "locks held after the sweep (chats, users)",
+        format!("{chats}, {users}"),
+    );
     outcome.figure("worker errors, by kind", tally.errors_text());
     outcome.fail_all(std::mem::take(&mut fleet.failures));
-    outcome.check(chats == 0 && users == 0, || format!("{chats} chats and {users} users still locked after the sweep"));
-    outcome.check(tally.unexpected_errors() == 0, || format!("worker errors: {}", tally.errors_text()));
-    outcome.check(taken_over > 0, || "no lock of a killed worker was taken over: nothing was tested".into());
+    outcome.check(chats == 0 && users == 0, || {
+        format!("{chats} chats and {users} users still locked after the sweep")
+    });
+    outcome.check(tally.unexpected_errors() == 0, || {
+        format!("worker errors: {}", tally.errors_text())
+    });
+    outcome.check(taken_over > 0, || {
+        "no lock of a killed worker was taken over: nothing was tested".into()
+    });
     Ok(())
 }
 
@@ -76,7 +110,10 @@ fn sweep<C: FaultConn>(conn: &mut C) -> Result<usize, String> {
         }
         for (chat, user, turn) in held {
             let turn = TurnRef::new(&turn).map_err(|e| e.to_string())?;
-            if locks.release_stale(conn, &chat, &user, &turn).map_err(|e| e.to_string())? {
+            if locks
+                .release_stale(conn, &chat, &user, &turn)
+                .map_err(|e| e.to_string())?
+            {
                 swept += 1;
             }
         }
@@ -95,7 +132,9 @@ pub fn work<C: FaultConn>(url: &str, name: &str) -> ExitCode {
     let mut random = u64::from(std::process::id());
     let mut turns = 0_u64;
     while !fleet::stopping() {
-        random = random.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        random = random
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         let chat = (random >> 33) as usize % CHATS;
         turns += 1;
         match turn(&pool, &locks, chat, &format!("{name}-{turns}")) {
@@ -114,7 +153,12 @@ pub fn work<C: FaultConn>(url: &str, name: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn turn<C: FaultConn>(pool: &db::Pool<C>, locks: &AgentLocks, chat: usize, turn: &str) -> Result<(), Error> {
+fn turn<C: FaultConn>(
+    pool: &db::Pool<C>,
+    locks: &AgentLocks,
+    chat: usize,
+    turn: &str,
+) -> Result<(), Error> {
     let conn = &mut *pool.get()?;
     let turn = TurnRef::new(turn)?;
     let (chat, user) = (db::chat(chat), db::user(chat % USERS));

@@ -163,7 +163,10 @@ impl Kind {
     /// the statement's own, the one the claim itself compared with.
     pub fn log_claims(self, table: &str, key: &str, token: &str, at: &str) -> Vec<String> {
         let now = self.now();
-        let (old_key, new_key) = (self.text(&format!("OLD.{key}")), self.text(&format!("NEW.{key}")));
+        let (old_key, new_key) = (
+            self.text(&format!("OLD.{key}")),
+            self.text(&format!("NEW.{key}")),
+        );
         let age = self.micros_since("max(at)");
         let takeover = format!(
             "INSERT INTO fault_takeovers (tbl, row_id, age_us) SELECT '{table}', {old_key}, {age} \
@@ -245,10 +248,19 @@ pub trait FaultConn: R2D2Connection + AgentConnection + 'static {
     const KIND: Kind;
 
     /// Claims up to `size` jobs not done yet, by the database's clock.
-    fn claim_jobs(&mut self, size: usize, lease: Lease, worker: &str) -> Result<Batch<i64>, diesel_lease::Error>;
+    fn claim_jobs(
+        &mut self,
+        size: usize,
+        lease: Lease,
+        worker: &str,
+    ) -> Result<Batch<i64>, diesel_lease::Error>;
 
     /// The token-guarded finish: done, and counted; the jobs the claim still held.
-    fn finish_jobs(&mut self, claim: &Claim, ids: Vec<i64>) -> Result<Vec<i64>, diesel_lease::Error>;
+    fn finish_jobs(
+        &mut self,
+        claim: &Claim,
+        ids: Vec<i64>,
+    ) -> Result<Vec<i64>, diesel_lease::Error>;
 
     fn open_jobs(&mut self) -> QueryResult<i64>;
 
@@ -299,7 +311,12 @@ macro_rules! fault_conn {
                 $customized(builder)
             }
 
-            fn claim_jobs(&mut self, size: usize, lease: Lease, worker: &str) -> Result<Batch<i64>, diesel_lease::Error> {
+            fn claim_jobs(
+                &mut self,
+                size: usize,
+                lease: Lease,
+                worker: &str,
+            ) -> Result<Batch<i64>, diesel_lease::Error> {
                 fault_jobs::table
                     .claim_batch(size, lease)
                     .filter(fault_jobs::status.ne("done"))
@@ -309,15 +326,25 @@ macro_rules! fault_conn {
                     .by(worker, self)
             }
 
-            fn finish_jobs(&mut self, claim: &Claim, ids: Vec<i64>) -> Result<Vec<i64>, diesel_lease::Error> {
+            fn finish_jobs(
+                &mut self,
+                claim: &Claim,
+                ids: Vec<i64>,
+            ) -> Result<Vec<i64>, diesel_lease::Error> {
                 fault_jobs::table
                     .release_rows(claim, ids)
-                    .set((fault_jobs::status.eq("done"), fault_jobs::done_count.eq(fault_jobs::done_count + 1)))
+                    .set((
+                        fault_jobs::status.eq("done"),
+                        fault_jobs::done_count.eq(fault_jobs::done_count + 1),
+                    ))
                     .run(self)
             }
 
             fn open_jobs(&mut self) -> QueryResult<i64> {
-                fault_jobs::table.filter(fault_jobs::status.ne("done")).count().get_result(self)
+                fault_jobs::table
+                    .filter(fault_jobs::status.ne("done"))
+                    .count()
+                    .get_result(self)
             }
 
             fn insert_jobs(&mut self, count: i64) -> QueryResult<()> {
@@ -325,33 +352,58 @@ macro_rules! fault_conn {
                     .map(|id| (fault_jobs::id.eq(id), fault_jobs::status.eq("queued")))
                     .collect();
                 for chunk in rows.chunks(500) {
-                    diesel::insert_into(fault_jobs::table).values(chunk).execute(self)?;
+                    diesel::insert_into(fault_jobs::table)
+                        .values(chunk)
+                        .execute(self)?;
                 }
                 Ok(())
             }
 
             fn job_counts(&mut self) -> QueryResult<JobCounts> {
                 let open = self.open_jobs()?;
-                let twice = fault_jobs::table.filter(fault_jobs::done_count.gt(1)).count().get_result(self)?;
+                let twice = fault_jobs::table
+                    .filter(fault_jobs::done_count.gt(1))
+                    .count()
+                    .get_result(self)?;
                 // Each claim bumps its rows' fences; summed here, as SUM is NUMERIC on some backends.
                 let fences: Vec<i64> = fault_jobs::table.select(fault_jobs::fence).load(self)?;
                 let jobs = i64::try_from(fences.len()).unwrap_or(i64::MAX);
-                Ok(JobCounts { jobs, open, twice, claims: fences.iter().sum() })
+                Ok(JobCounts {
+                    jobs,
+                    open,
+                    twice,
+                    claims: fences.iter().sum(),
+                })
             }
 
             fn takeovers(&mut self, table: &str, lease: Lease) -> QueryResult<Takeovers> {
                 let of_table = fault_takeovers::table.filter(fault_takeovers::tbl.eq(table));
-                let (count, min_age): (i64, Option<i64>) =
-                    of_table.select((count_star(), min(fault_takeovers::age_us))).get_result(self)?;
+                let (count, min_age): (i64, Option<i64>) = of_table
+                    .select((count_star(), min(fault_takeovers::age_us)))
+                    .get_result(self)?;
                 let lease_us = i64::try_from(lease.as_duration().as_micros()).unwrap_or(i64::MAX);
-                let early = of_table.filter(fault_takeovers::age_us.lt(lease_us)).count().get_result(self)?;
-                let unknown = of_table.filter(fault_takeovers::age_us.is_null()).count().get_result(self)?;
+                let early = of_table
+                    .filter(fault_takeovers::age_us.lt(lease_us))
+                    .count()
+                    .get_result(self)?;
+                let unknown = of_table
+                    .filter(fault_takeovers::age_us.is_null())
+                    .count()
+                    .get_result(self)?;
                 let min_age = min_age.map(|us| Duration::from_micros(us.max(0).unsigned_abs()));
-                Ok(Takeovers { count, min_age, early, unknown })
+                Ok(Takeovers {
+                    count,
+                    min_age,
+                    early,
+                    unknown,
+                })
             }
 
             fn clock(&mut self) -> QueryResult<chrono::DateTime<chrono::Utc>> {
-                diesel::select(diesel_lease::Now::<diesel_lease::sql_types::UtcTimestamp>::default()).get_result(self)
+                diesel::select(
+                    diesel_lease::Now::<diesel_lease::sql_types::UtcTimestamp>::default(),
+                )
+                .get_result(self)
             }
 
             fn migrate_agent(&mut self) -> Result<(), diesel_lease::agent::Error> {
@@ -361,26 +413,50 @@ macro_rules! fault_conn {
             fn reset_chats(&mut self, chats: usize, users: usize) -> QueryResult<()> {
                 diesel::delete(conversations::table).execute(self)?;
                 diesel::delete(user_settings::table).execute(self)?;
-                let users: Vec<_> = (0..users).map(|n| user_settings::user_id.eq(user(n))).collect();
-                diesel::insert_into(user_settings::table).values(&users).execute(self)?;
-                let chats: Vec<_> = (0..chats)
-                    .map(|n| (conversations::id.eq(chat(n)), conversations::user_id.eq(user(n % users.len()))))
+                let users: Vec<_> = (0..users)
+                    .map(|n| user_settings::user_id.eq(user(n)))
                     .collect();
-                diesel::insert_into(conversations::table).values(&chats).execute(self)?;
+                diesel::insert_into(user_settings::table)
+                    .values(&users)
+                    .execute(self)?;
+                let chats: Vec<_> = (0..chats)
+                    .map(|n| {
+                        (
+                            conversations::id.eq(chat(n)),
+                            conversations::user_id.eq(user(n % users.len())),
+                        )
+                    })
+                    .collect();
+                diesel::insert_into(conversations::table)
+                    .values(&chats)
+                    .execute(self)?;
                 Ok(())
             }
 
             fn locked_chats(&mut self) -> QueryResult<Vec<(String, String, String)>> {
                 let locked: Vec<(String, String, Option<String>)> = conversations::table
                     .filter(conversations::busy_turn_ref.is_not_null())
-                    .select((conversations::id, conversations::user_id, conversations::busy_turn_ref))
+                    .select((
+                        conversations::id,
+                        conversations::user_id,
+                        conversations::busy_turn_ref,
+                    ))
                     .load(self)?;
-                Ok(locked.into_iter().filter_map(|(chat, user, turn)| Some((chat, user, turn?))).collect())
+                Ok(locked
+                    .into_iter()
+                    .filter_map(|(chat, user, turn)| Some((chat, user, turn?)))
+                    .collect())
             }
 
             fn locked_counts(&mut self) -> QueryResult<(i64, i64)> {
-                let chats = conversations::table.filter(conversations::busy_turn_ref.is_not_null()).count().get_result(self)?;
-                let users = user_settings::table.filter(user_settings::busy_turn_ref.is_not_null()).count().get_result(self)?;
+                let chats = conversations::table
+                    .filter(conversations::busy_turn_ref.is_not_null())
+                    .count()
+                    .get_result(self)?;
+                let users = user_settings::table
+                    .filter(user_settings::busy_turn_ref.is_not_null())
+                    .count()
+                    .get_result(self)?;
                 Ok((chats, users))
             }
         }
@@ -389,9 +465,15 @@ macro_rules! fault_conn {
 
 fault_conn!(diesel::PgConnection, Kind::Postgres, std::convert::identity);
 fault_conn!(diesel::MysqlConnection, Kind::Mysql, std::convert::identity);
-fault_conn!(diesel::SqliteConnection, Kind::Sqlite, |builder: PoolBuilder<_>| {
-    builder.connection_customizer(Box::new(SqlitePragmas::default().busy_timeout(Duration::from_secs(30))))
-});
+fault_conn!(
+    diesel::SqliteConnection,
+    Kind::Sqlite,
+    |builder: PoolBuilder<_>| {
+        builder.connection_customizer(Box::new(
+            SqlitePragmas::default().busy_timeout(Duration::from_secs(30)),
+        ))
+    }
+);
 
 /// A pool as the suite uses it: opened lazily (a worker may start while the server is down),
 /// a checkout given up after 1 s so that a worker learns of an outage and tries again, and on
@@ -406,5 +488,6 @@ pub fn pool<C: FaultConn>(url: &str, size: u32) -> Pool<C> {
 
 /// Runs each statement of `sql` on `conn`.
 pub fn execute<C: FaultConn>(conn: &mut C, sql: &[String]) -> QueryResult<()> {
-    sql.iter().try_for_each(|statement| conn.batch_execute(statement))
+    sql.iter()
+        .try_for_each(|statement| conn.batch_execute(statement))
 }

@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::db::Kind;
 
@@ -104,7 +104,12 @@ pub struct Fleet {
 impl Fleet {
     /// A worker per entry of `skews`: `None` runs on the machine's clock, `Some("+1h")` under
     /// `faketime -f +1h`.
-    pub fn start(role: &str, kind: Kind, url: &str, skews: &[Option<&'static str>]) -> Result<Fleet, String> {
+    pub fn start(
+        role: &str,
+        kind: Kind,
+        url: &str,
+        skews: &[Option<&'static str>],
+    ) -> Result<Fleet, String> {
         let mut fleet = Fleet {
             role: role.to_owned(),
             kind,
@@ -126,7 +131,11 @@ impl Fleet {
 
     fn spawn(&mut self, slot: usize) -> Result<Worker, String> {
         let exe = std::env::current_exe().map_err(|e| format!("the test binary: {e}"))?;
-        let name = format!("{}-{}", self.role.split(':').next().unwrap_or("worker"), self.spawned);
+        let name = format!(
+            "{}-{}",
+            self.role.split(':').next().unwrap_or("worker"),
+            self.spawned
+        );
         self.spawned += 1;
         let mut command = match self.skews[slot] {
             Some(skew) => {
@@ -173,7 +182,8 @@ impl Fleet {
             // Already gone on its own: judged like any exit.
             Ok(Some(status)) => self.note_exit(slot, status, false),
             _ => {
-                let status = kill(&mut worker.child).map_err(|e| format!("kill {}: {e}", worker.name))?;
+                let status =
+                    kill(&mut worker.child).map_err(|e| format!("kill {}: {e}", worker.name))?;
                 self.kills += 1;
                 self.note_exit(slot, status, true);
             }
@@ -188,13 +198,16 @@ impl Fleet {
             let _ = reader.join();
         }
         if !killed && !status.success() {
-            self.failures.push(format!("{} exited with {status}", worker.name));
+            self.failures
+                .push(format!("{} exited with {status}", worker.name));
         }
     }
 
     /// Whether every worker has exited.
     pub fn all_exited(&mut self) -> bool {
-        self.slots.iter_mut().all(|worker| matches!(worker.child.try_wait(), Ok(Some(_))))
+        self.slots
+            .iter_mut()
+            .all(|worker| matches!(worker.child.try_wait(), Ok(Some(_))))
     }
 
     /// Asks every worker to stop (their stdin closes), waits for them up to `patience`, and
@@ -204,7 +217,7 @@ impl Fleet {
         for worker in &mut self.slots {
             worker.stdin = None;
         }
-        let started = Instant::now();
+        let started = crate::timer();
         while !self.all_exited() && started.elapsed() < patience {
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -213,7 +226,10 @@ impl Fleet {
             let status = match worker.child.try_wait() {
                 Ok(Some(status)) => status,
                 _ => {
-                    self.failures.push(format!("{} still ran after {patience:?}: killed", worker.name));
+                    self.failures.push(format!(
+                        "{} still ran after {patience:?}: killed",
+                        worker.name
+                    ));
                     match kill(&mut worker.child) {
                         Ok(status) => status,
                         Err(_) => continue,
@@ -287,7 +303,10 @@ pub fn error_kind(error: &diesel_lease::Error) -> String {
     let first_line = |text: &str| -> String {
         let line = text.lines().next().unwrap_or("").trim();
         // Numbers (statement names, ports) would split one kind into many.
-        line.chars().filter(|c| !c.is_ascii_digit()).take(80).collect()
+        line.chars()
+            .filter(|c| !c.is_ascii_digit())
+            .take(80)
+            .collect()
     };
     match error {
         Error::Busy(_) => BUSY.into(),

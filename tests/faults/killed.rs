@@ -7,6 +7,8 @@ use crate::report::Outcome;
 
 pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String> {
     let tally = queue::with_kills::<C>(url, &[None; 4], outcome)?;
-    outcome.check(tally.unexpected_errors() == 0, || format!("worker errors: {}", tally.errors_text()));
+    outcome.check(tally.unexpected_errors() == 0, || {
+        format!("worker errors: {}", tally.errors_text())
+    });
     Ok(())
 }

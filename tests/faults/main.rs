@@ -17,7 +17,7 @@
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 mod agent_locks;
 mod db;
@@ -47,9 +47,15 @@ type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
 /// backend. Scenario 4 brings its own PostgreSQL server and runs once.
 const SCENARIOS: [(&str, Run); 4] = [
-    ("killed", |kind, url, outcome| on_backend!(kind, killed::run(url, outcome))),
-    ("skewed", |kind, url, outcome| on_backend!(kind, skewed::run(url, outcome))),
-    ("agent", |kind, url, outcome| on_backend!(kind, agent_locks::run(url, outcome))),
+    ("killed", |kind, url, outcome| {
+        on_backend!(kind, killed::run(url, outcome))
+    }),
+    ("skewed", |kind, url, outcome| {
+        on_backend!(kind, skewed::run(url, outcome))
+    }),
+    ("agent", |kind, url, outcome| {
+        on_backend!(kind, agent_locks::run(url, outcome))
+    }),
     ("restarts", |_, _, outcome| restarts::run(outcome)),
 ];
 
@@ -79,7 +85,11 @@ fn main() -> ExitCode {
         let scenario_started = timer();
         // The restarts bring their own server: they run once, not per backend.
         let on: Vec<&(Kind, String)> = match name {
-            "restarts" => backends.iter().filter(|(kind, _)| *kind == Kind::Postgres).take(1).collect(),
+            "restarts" => backends
+                .iter()
+                .filter(|(kind, _)| *kind == Kind::Postgres)
+                .take(1)
+                .collect(),
             _ => backends.iter().collect(),
         };
         let mut outcomes = Vec::new();
@@ -89,7 +99,10 @@ fn main() -> ExitCode {
             if let Err(error) = run(*kind, url, &mut outcome) {
                 outcome.fail(error);
             }
-            outcome.figure("wall time", format!("{:.1} s", backend_started.elapsed().as_secs_f64()));
+            outcome.figure(
+                "wall time",
+                format!("{:.1} s", backend_started.elapsed().as_secs_f64()),
+            );
             for (label, value) in &outcome.figures {
                 println!("  {} | {label}: {value}", kind.name());
             }
@@ -99,14 +112,21 @@ fn main() -> ExitCode {
             failed |= !outcome.failures.is_empty();
             outcomes.push(outcome);
         }
-        report::publish(name, &report::markdown(&outcomes, scenario_started.elapsed()));
+        report::publish(
+            name,
+            &report::markdown(&outcomes, scenario_started.elapsed()),
+        );
     }
     if let Some((_, path)) = backends.iter().find(|(kind, _)| *kind == Kind::Sqlite) {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{path}{suffix}"));
         }
     }
-    println!("faults: {} in {:.0} s", if failed { "FAILED" } else { "passed" }, started.elapsed().as_secs_f64());
+    println!(
+        "faults: {} in {:.0} s",
+        if failed { "FAILED" } else { "passed" },
+        started.elapsed().as_secs_f64()
+    );
     if failed {
         ExitCode::FAILURE
     } else {
@@ -119,7 +139,10 @@ fn main() -> ExitCode {
 /// under `LEASE_TEST_REQUIRE_ALL_BACKENDS`.
 fn backends() -> Result<Vec<(Kind, String)>, String> {
     let mut backends = Vec::new();
-    for (kind, variable) in [(Kind::Postgres, "PG_DATABASE_URL"), (Kind::Mysql, "MYSQL_DATABASE_URL")] {
+    for (kind, variable) in [
+        (Kind::Postgres, "PG_DATABASE_URL"),
+        (Kind::Mysql, "MYSQL_DATABASE_URL"),
+    ] {
         match std::env::var(variable) {
             Ok(url) if !url.is_empty() => backends.push((kind, url)),
             _ if std::env::var_os("LEASE_TEST_REQUIRE_ALL_BACKENDS").is_some() => {
@@ -136,7 +159,11 @@ fn backends() -> Result<Vec<(Kind, String)>, String> {
 /// A worker process: what `LEASE_FAULTS_WORKER` says, `<role> <backend> <name>`.
 fn worker_main(spec: &str) -> ExitCode {
     let mut words = spec.split(' ');
-    let (Some(role), Some(kind), Some(name)) = (words.next(), words.next().and_then(Kind::parse), words.next()) else {
+    let (Some(role), Some(kind), Some(name)) = (
+        words.next(),
+        words.next().and_then(Kind::parse),
+        words.next(),
+    ) else {
         eprintln!("faults: a worker told {spec:?}");
         return ExitCode::FAILURE;
     };
@@ -152,9 +179,4 @@ fn worker_main(spec: &str) -> ExitCode {
 #[allow(clippy::disallowed_methods)]
 fn timer() -> Instant {
     Instant::now()
-}
-
-/// How long ago `since` was.
-pub fn elapsed(since: Instant) -> Duration {
-    since.elapsed()
 }

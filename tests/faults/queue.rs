@@ -2,7 +2,7 @@
 //! share: 2,000 jobs, claimed 5 at a time with a 1 s lease by worker processes, each finished
 //! by a token-guarded release that sets it done and counts itself in `done_count`.
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use diesel_lease::prelude::*;
 
@@ -29,9 +29,12 @@ pub fn role(work: Duration) -> String {
 /// The suite's tables made anew, with the jobs queued.
 pub fn prepare<C: FaultConn>(url: &str) -> Result<Pool<C>, String> {
     let pool = db::pool::<C>(url, 2);
-    let conn = &mut pool.get().map_err(|e| format!("a connection to {url}: {e}"))?;
+    let conn = &mut pool
+        .get()
+        .map_err(|e| format!("a connection to {url}: {e}"))?;
     db::execute(&mut **conn, &C::KIND.schema()).map_err(|e| format!("the schema: {e}"))?;
-    conn.insert_jobs(JOBS).map_err(|e| format!("the jobs: {e}"))?;
+    conn.insert_jobs(JOBS)
+        .map_err(|e| format!("the jobs: {e}"))?;
     Ok(pool)
 }
 
@@ -71,11 +74,19 @@ enum Step {
     Finished,
 }
 
-fn step<C: FaultConn>(pool: &Pool<C>, name: &str, work: Duration) -> Result<Step, diesel_lease::Error> {
+fn step<C: FaultConn>(
+    pool: &Pool<C>,
+    name: &str,
+    work: Duration,
+) -> Result<Step, diesel_lease::Error> {
     let conn = &mut pool.get()?;
     let batch = conn.claim_jobs(BATCH, lease(), name)?;
     if batch.is_empty() {
-        return Ok(if conn.open_jobs()? == 0 { Step::Finished } else { Step::Waiting });
+        return Ok(if conn.open_jobs()? == 0 {
+            Step::Finished
+        } else {
+            Step::Waiting
+        });
     }
     std::thread::sleep(work * batch.len() as u32);
     let finished = conn.finish_jobs(batch.claim(), batch.rows().to_vec())?;
@@ -87,7 +98,11 @@ fn step<C: FaultConn>(pool: &Pool<C>, name: &str, work: Duration) -> Result<Step
 /// Says how far this process's clock is from the database's (under faketime, an hour or so).
 #[allow(clippy::disallowed_methods)] // the application's clock, read to show faketime's skew
 fn say_clock<C: FaultConn>(pool: &Pool<C>) {
-    if let Ok(database) = pool.get().map_err(|_| ()).and_then(|mut conn| conn.clock().map_err(|_| ())) {
+    if let Ok(database) = pool
+        .get()
+        .map_err(|_| ())
+        .and_then(|mut conn| conn.clock().map_err(|_| ()))
+    {
         let offset = chrono::Utc::now() - database;
         println!("clock {}", offset.num_milliseconds() as f64 / 1000.0);
     }
@@ -95,16 +110,37 @@ fn say_clock<C: FaultConn>(pool: &Pool<C>) {
 
 /// Scenarios 1 and 2: 4 workers (`skews` says whose clock is shifted) over the queue, one
 /// SIGKILLed every 0.5 s and replaced while jobs remain; then the survivors finish.
-pub fn with_kills<C: FaultConn>(url: &str, skews: &[Option<&'static str>], outcome: &mut Outcome) -> Result<Tally, String> {
+pub fn with_kills<C: FaultConn>(
+    url: &str,
+    skews: &[Option<&'static str>],
+    outcome: &mut Outcome,
+) -> Result<Tally, String> {
     let pool = prepare::<C>(url)?;
     let mut fleet = Fleet::start(&role(Duration::from_millis(10)), C::KIND, url, skews)?;
-    let started = Instant::now();
-    fleet.every(Duration::from_millis(500), 60, |_| jobs_open(&pool), Fleet::kill_one)?;
+    let started = crate::timer();
+    fleet.every(
+        Duration::from_millis(500),
+        60,
+        |_| jobs_open(&pool),
+        Fleet::kill_one,
+    )?;
     let faults_over = started.elapsed();
     wait_until_finished(&mut fleet, &pool);
     outcome.figure("kills (SIGKILL)", fleet.kills);
-    outcome.figure("run with kills, then to the end", format!("{:.1} s, {:.1} s", faults_over.as_secs_f64(), started.elapsed().as_secs_f64()));
-    outcome.check(fleet.kills >= 5, || format!("only {} kills: the queue ran out too soon to test anything", fleet.kills));
+    outcome.figure(
+        "run with kills, then to the end",
+        format!(
+            "{:.1} s, {:.1} s",
+            faults_over.as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        ),
+    );
+    outcome.check(fleet.kills >= 5, || {
+        format!(
+            "only {} kills: the queue ran out too soon to test anything",
+            fleet.kills
+        )
+    });
     outcome.fail_all(std::mem::take(&mut fleet.failures));
     let tally = std::mem::take(&mut *fleet.tally.lock().unwrap_or_else(|e| e.into_inner()));
     verdict(&pool, &tally, fleet.kills > 0, outcome);
@@ -113,7 +149,7 @@ pub fn with_kills<C: FaultConn>(url: &str, skews: &[Option<&'static str>], outco
 
 /// Lets the workers finish the queue on their own (they stop once no job is open).
 pub fn wait_until_finished<C: FaultConn>(fleet: &mut Fleet, pool: &Pool<C>) {
-    let started = Instant::now();
+    let started = crate::timer();
     while !fleet.all_exited() && started.elapsed() < PATIENCE && jobs_open(pool) {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -125,7 +161,9 @@ pub fn wait_until_finished<C: FaultConn>(fleet: &mut Fleet, pool: &Pool<C>) {
 pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcome: &mut Outcome) {
     let read = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
         let counts = conn.job_counts().map_err(|e| e.to_string())?;
-        let takeovers = conn.takeovers("fault_jobs", lease()).map_err(|e| e.to_string())?;
+        let takeovers = conn
+            .takeovers("fault_jobs", lease())
+            .map_err(|e| e.to_string())?;
         Ok((counts, takeovers))
     });
     let (counts, takeovers) = match read {
@@ -138,8 +176,16 @@ pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcom
     outcome.figure("jobs done twice (done_count > 1)", counts.twice);
     outcome.takeovers(&takeovers, LEASE);
     outcome.figure("worker errors, by kind", tally.errors_text());
-    outcome.check(counts.jobs == JOBS, || format!("{} jobs in the queue, not {JOBS}", counts.jobs));
-    outcome.check(counts.open == 0, || format!("{} jobs lost: not done at the end", counts.open));
-    outcome.check(counts.twice == 0, || format!("{} jobs done twice", counts.twice));
-    outcome.check(!killed || takeovers.count > 0, || "no takeover: no killed worker's job was reclaimed, so nothing was tested".into());
+    outcome.check(counts.jobs == JOBS, || {
+        format!("{} jobs in the queue, not {JOBS}", counts.jobs)
+    });
+    outcome.check(counts.open == 0, || {
+        format!("{} jobs lost: not done at the end", counts.open)
+    });
+    outcome.check(counts.twice == 0, || {
+        format!("{} jobs done twice", counts.twice)
+    });
+    outcome.check(!killed || takeovers.count > 0, || {
+        "no takeover: no killed worker's job was reclaimed, so nothing was tested".into()
+    });
 }

@@ -16,7 +16,11 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn new(backend: &'static str) -> Self {
-        Self { backend, figures: Vec::new(), failures: Vec::new() }
+        Self {
+            backend,
+            figures: Vec::new(),
+            failures: Vec::new(),
+        }
     }
 
     pub fn figure(&mut self, label: &str, value: impl ToString) {
@@ -41,7 +45,10 @@ impl Outcome {
     /// The takeovers the triggers logged: each must be of a claim at least `lease` old.
     pub fn takeovers(&mut self, takeovers: &Takeovers, lease: Duration) {
         self.figure("takeovers (a token replaced by another)", takeovers.count);
-        self.figure("youngest claim taken over", takeovers.min_age.map_or("—".into(), |age| millis(age)));
+        self.figure(
+            "youngest claim taken over",
+            takeovers.min_age.map_or("—".into(), millis),
+        );
         self.figure("takeovers younger than the lease", takeovers.early);
         self.check(takeovers.early == 0, || {
             format!(
@@ -51,7 +58,12 @@ impl Outcome {
                 takeovers.min_age.map_or("?".into(), millis)
             )
         });
-        self.check(takeovers.unknown == 0, || format!("{} takeovers of a claim the log never saw", takeovers.unknown));
+        self.check(takeovers.unknown == 0, || {
+            format!(
+                "{} takeovers of a claim the log never saw",
+                takeovers.unknown
+            )
+        });
     }
 }
 
@@ -84,19 +96,36 @@ pub fn markdown(outcomes: &[Outcome], elapsed: Duration) -> String {
     for label in labels {
         let _ = write!(md, "| {label} |");
         for outcome in outcomes {
-            let value = outcome.figures.iter().find(|(l, _)| l == label).map_or("—", |(_, v)| v.as_str());
+            let value = outcome
+                .figures
+                .iter()
+                .find(|(l, _)| l == label)
+                .map_or("—", |(_, v)| v.as_str());
             let _ = write!(md, " {} |", value.replace('|', "\\|"));
         }
         md.push('\n');
     }
     md.push_str("| **verdict** |");
     for outcome in outcomes {
-        let _ = write!(md, " {} |", if outcome.failures.is_empty() { "**pass**" } else { "**FAIL**" });
+        let _ = write!(
+            md,
+            " {} |",
+            if outcome.failures.is_empty() {
+                "**pass**"
+            } else {
+                "**FAIL**"
+            }
+        );
     }
     md.push('\n');
     for outcome in outcomes {
         for failure in &outcome.failures {
-            let _ = writeln!(md, "\n- FAILED on {}: {}", outcome.backend, failure.replace('\n', " "));
+            let _ = writeln!(
+                md,
+                "\n- FAILED on {}: {}",
+                outcome.backend,
+                failure.replace('\n', " ")
+            );
         }
     }
     md

@@ -37,16 +37,32 @@ enum Fault {
 
 pub fn run(outcome: &mut Outcome) -> Result<(), String> {
     let server = Server::start()?;
-    outcome.figure("server", format!("PostgreSQL ({}), port {}, synchronous_commit=on", server.bin.display(), server.port));
+    outcome.figure(
+        "server",
+        format!(
+            "PostgreSQL ({}), port {}, synchronous_commit=on",
+            server.bin.display(),
+            server.port
+        ),
+    );
     let url = server.url();
     let pool = queue::prepare::<PgConnection>(&url)?;
     // Slower work than scenario 1's, so that the queue outlasts the faults.
-    let mut fleet = Fleet::start(&queue::role(Duration::from_millis(40)), Kind::Postgres, &url, &[None; 4])?;
+    let mut fleet = Fleet::start(
+        &queue::role(Duration::from_millis(40)),
+        Kind::Postgres,
+        &url,
+        &[None; 4],
+    )?;
     let mut accepted = Vec::new();
     for fault in FAULTS {
         std::thread::sleep(Duration::from_millis(1500));
         if !queue::jobs_open(&pool) {
-            outcome.fail(format!("the queue ran out after {} faults of {}: make the work slower", accepted.len(), FAULTS.len()));
+            outcome.fail(format!(
+                "the queue ran out after {} faults of {}: make the work slower",
+                accepted.len(),
+                FAULTS.len()
+            ));
             break;
         }
         match fault {
@@ -57,28 +73,57 @@ pub fn run(outcome: &mut Outcome) -> Result<(), String> {
     }
     queue::wait_until_finished(&mut fleet, &pool);
     let tally = std::mem::take(&mut *fleet.tally.lock().unwrap_or_else(|e| e.into_inner()));
-    let restarts = accepted.iter().filter(|(fault, _)| *fault == Fault::Restart).count();
-    outcome.figure("restarts (-m immediate), crashes (SIGKILL)", format!("{restarts}, {}", accepted.len() - restarts));
+    let restarts = accepted
+        .iter()
+        .filter(|(fault, _)| *fault == Fault::Restart)
+        .count();
+    outcome.figure(
+        "restarts (-m immediate), crashes (SIGKILL)",
+        format!("{restarts}, {}", accepted.len() - restarts),
+    );
     queue::verdict(&pool, &tally, false, outcome);
     // As the workers were told: a release that returned a job more than once would mean a
     // commit acknowledged, then lost in the crash, and the job done again.
     let mut seen = BTreeSet::new();
-    let twice: Vec<i64> = tally.finished.iter().copied().filter(|id| !seen.insert(*id)).collect();
-    outcome.figure("jobs the workers were told they finished", tally.finished.len());
+    let twice: Vec<i64> = tally
+        .finished
+        .iter()
+        .copied()
+        .filter(|id| !seen.insert(*id))
+        .collect();
+    outcome.figure(
+        "jobs the workers were told they finished",
+        tally.finished.len(),
+    );
     outcome.figure("of them, told twice", twice.len());
-    outcome.check(twice.is_empty(), || format!("jobs acknowledged as finished twice: {twice:?}"));
+    outcome.check(twice.is_empty(), || {
+        format!("jobs acknowledged as finished twice: {twice:?}")
+    });
     let conn = &mut pool.get().map_err(|e| e.to_string())?;
     let mut resumes = Vec::new();
     for (fault, at) in &accepted {
         let resume = first_claim_after(conn, *at).map_err(|e| e.to_string())?;
         resumes.push(match resume {
-            Some(us) => format!("{:.0} ms{}", us as f64 / 1000.0, if *fault == Fault::Crash { " (crash)" } else { "" }),
+            Some(us) => format!(
+                "{:.0} ms{}",
+                us as f64 / 1000.0,
+                if *fault == Fault::Crash {
+                    " (crash)"
+                } else {
+                    ""
+                }
+            ),
             None => "none".into(),
         });
     }
-    outcome.figure("first claim after the server accepted connections, per fault", resumes.join(", "));
+    outcome.figure(
+        "first claim after the server accepted connections, per fault",
+        resumes.join(", "),
+    );
     outcome.fail_all(std::mem::take(&mut fleet.failures));
-    outcome.check(accepted.len() == FAULTS.len(), || format!("{} faults of {}", accepted.len(), FAULTS.len()));
+    outcome.check(accepted.len() == FAULTS.len(), || {
+        format!("{} faults of {}", accepted.len(), FAULTS.len())
+    });
     Ok(())
 }
 
@@ -113,15 +158,27 @@ impl Server {
         let port = (5433..5500)
             .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
             .ok_or("no free port in 5433..5500")?;
-        let dir = std::env::temp_dir().join(format!("diesel-lease-faults-pg-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("diesel-lease-faults-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let server = Server { bin, dir, port };
         if as_root() {
-            succeed(Command::new("chown").arg("postgres:postgres").arg(&server.dir))?;
+            succeed(
+                Command::new("chown")
+                    .arg("postgres:postgres")
+                    .arg(&server.dir),
+            )?;
         }
         let data = server.dir.join("data");
-        succeed(server.command("initdb").arg("-D").arg(&data).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]))?;
+        succeed(server.command("initdb").arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ]))?;
         server.pg_ctl(&["start"])?;
         Ok(server)
     }
@@ -151,21 +208,28 @@ impl Server {
             self.port,
             self.dir.display()
         );
-        succeed(self
-            .command("pg_ctl")
-            .args(action)
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .args(["-o", &options, "-l"])
-            .arg(self.dir.join("log"))
-            .args(["-w", "-t", "60"]))
+        succeed(
+            self.command("pg_ctl")
+                .args(action)
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["-o", &options, "-l"])
+                .arg(self.dir.join("log"))
+                .args(["-w", "-t", "60"]),
+        )
     }
 
     /// SIGKILLs the postmaster, then starts the server again once it can (the dead
     /// postmaster's backends must exit first).
     fn crash_and_start(&self) -> Result<(), String> {
-        let pid_file = std::fs::read_to_string(self.dir.join("data/postmaster.pid")).map_err(|e| format!("postmaster.pid: {e}"))?;
-        let pid = pid_file.lines().next().unwrap_or_default().trim().to_owned();
+        let pid_file = std::fs::read_to_string(self.dir.join("data/postmaster.pid"))
+            .map_err(|e| format!("postmaster.pid: {e}"))?;
+        let pid = pid_file
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
         succeed(Command::new("kill").args(["-KILL", &pid]))?;
         let mut last = String::new();
         for _ in 0..60 {
@@ -175,7 +239,9 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        Err(format!("the server did not start again after its crash: {last}"))
+        Err(format!(
+            "the server did not start again after its crash: {last}"
+        ))
     }
 
     /// When the server first accepts a connection, by its own clock: polled every 10 ms.
@@ -204,13 +270,17 @@ fn bin_dir() -> Result<PathBuf, String> {
     if let Some(bin) = std::env::var_os("LEASE_FAULTS_PG_BIN") {
         return Ok(bin.into());
     }
-    let versions = std::fs::read_dir("/usr/lib/postgresql").map_err(|e| format!("/usr/lib/postgresql: {e} (set LEASE_FAULTS_PG_BIN)"))?;
+    let versions = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|e| format!("/usr/lib/postgresql: {e} (set LEASE_FAULTS_PG_BIN)"))?;
     versions
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .max()
         .map(|version| PathBuf::from(format!("/usr/lib/postgresql/{version}/bin")))
         .filter(|bin| bin.join("initdb").exists())
-        .ok_or_else(|| "no PostgreSQL server programs under /usr/lib/postgresql (set LEASE_FAULTS_PG_BIN)".into())
+        .ok_or_else(|| {
+            "no PostgreSQL server programs under /usr/lib/postgresql (set LEASE_FAULTS_PG_BIN)"
+                .into()
+        })
 }
 
 fn as_root() -> bool {

@@ -17,11 +17,21 @@ pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String>
         return Ok(());
     }
     let tally = queue::with_kills::<C>(url, &SKEWS, outcome)?;
-    let hours: Vec<String> = tally.clock_hours.iter().map(|(h, n)| format!("{h:+} h: {n}")).collect();
-    outcome.figure("workers' clock offsets from the database's", hours.join(", "));
-    outcome.check(tally.clock_hours.contains_key(&1) && tally.clock_hours.contains_key(&-1), || {
-        format!("faketime did not shift the workers' clocks: offsets {hours:?}")
+    let hours: Vec<String> = tally
+        .clock_hours
+        .iter()
+        .map(|(h, n)| format!("{h:+} h: {n}"))
+        .collect();
+    outcome.figure(
+        "workers' clock offsets from the database's",
+        hours.join(", "),
+    );
+    outcome.check(
+        tally.clock_hours.contains_key(&1) && tally.clock_hours.contains_key(&-1),
+        || format!("faketime did not shift the workers' clocks: offsets {hours:?}"),
+    );
+    outcome.check(tally.unexpected_errors() == 0, || {
+        format!("worker errors: {}", tally.errors_text())
     });
-    outcome.check(tally.unexpected_errors() == 0, || format!("worker errors: {}", tally.errors_text()));
     Ok(())
 }
