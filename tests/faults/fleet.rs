@@ -1,9 +1,10 @@
 //! Worker processes: this same binary run again as a worker (under `faketime` when its slot is
 //! skewed), each killed with SIGKILL when a scenario says so and replaced in its slot.
 //!
-//! A worker says what it saw on its stdout, a line each (`error <kind>`, `finished <ids>`, `clock
-//! <offset>`, `refused`, `turn`): figures for the report, never the outcomes a scenario asserts,
-//! which are counted in the database (a worker may die between its COMMIT and its line).
+//! A worker says what it saw on its stdout, a line each (`error <kind>`, `finished <ids>`,
+//! `stale <n>`, `clock <offset>`, `refused`, `turn`): figures for the report, never the outcomes
+//! a scenario asserts, which are counted in the database (a worker may die between its COMMIT
+//! and its line).
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -29,6 +30,8 @@ pub struct Tally {
     pub finished: Vec<i64>,
     /// The offsets of the workers' clocks from the database's, in whole hours.
     pub clock_hours: BTreeMap<i64, u64>,
+    /// Jobs a worker finished too late: its release found them taken over and left them alone.
+    pub stale: u64,
     pub refused: u64,
     pub turns: u64,
 }
@@ -49,6 +52,7 @@ impl Tally {
                         .or_default() += 1;
                 }
             }
+            "stale" => self.stale += rest.parse::<u64>().unwrap_or(0),
             "refused" => self.refused += 1,
             "turn" => self.turns += 1,
             _ => eprintln!("{line}"),
@@ -97,6 +101,7 @@ pub struct Fleet {
     spawned: usize,
     next_victim: usize,
     pub kills: usize,
+    pub pauses: usize,
     pub tally: Arc<Mutex<Tally>>,
     pub failures: Vec<String>,
 }
@@ -119,6 +124,7 @@ impl Fleet {
             spawned: 0,
             next_victim: 0,
             kills: 0,
+            pauses: 0,
             tally: Arc::default(),
             failures: Vec::new(),
         };
@@ -189,6 +195,19 @@ impl Fleet {
             }
         }
         self.slots[slot] = self.spawn(slot)?;
+        Ok(())
+    }
+
+    /// Stops the next worker in turn (SIGSTOP) for `pause`, then lets it go on (SIGCONT): a
+    /// worker that stalls past its lease, as under a long GC pause or a swapped-out machine.
+    pub fn pause_one(&mut self, pause: Duration) -> Result<(), String> {
+        let slot = self.next_victim % self.slots.len();
+        self.next_victim += 1;
+        let group = format!("-{}", self.slots[slot].child.id());
+        signal("-STOP", &group).map_err(|e| format!("SIGSTOP: {e}"))?;
+        std::thread::sleep(pause);
+        signal("-CONT", &group).map_err(|e| format!("SIGCONT: {e}"))?;
+        self.pauses += 1;
         Ok(())
     }
 
@@ -273,10 +292,16 @@ impl Drop for Fleet {
 
 /// SIGKILLs a worker's process group (the worker, and `faketime` around it), and reaps it.
 fn kill(child: &mut Child) -> std::io::Result<ExitStatus> {
-    Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .status()?;
+    signal("-KILL", &format!("-{}", child.id()))?;
     child.wait()
+}
+
+/// Sends `signal` to `target` (a pid, or a process group as `-pgid`).
+fn signal(signal: &str, target: &str) -> std::io::Result<()> {
+    Command::new("kill")
+        .args([signal, "--", target])
+        .status()
+        .map(drop)
 }
 
 /// Set in a worker once its stdin closes: the suite asks it to stop, or is gone.

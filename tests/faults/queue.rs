@@ -14,6 +14,8 @@ pub const JOBS: i64 = 2_000;
 const BATCH: usize = 5;
 /// A killed worker's jobs wait this long, by the database's clock, before another takes them.
 pub const LEASE: Duration = Duration::from_secs(1);
+/// How long a paused worker stalls: longer than the lease.
+const PAUSE: Duration = Duration::from_millis(1_500);
 /// The longest a run may take once its faults are over: survivors finish what is left.
 const PATIENCE: Duration = Duration::from_secs(90);
 
@@ -92,6 +94,9 @@ fn step<C: FaultConn>(
     let finished = conn.finish_jobs(batch.claim(), batch.rows().to_vec())?;
     let ids: Vec<String> = finished.iter().map(i64::to_string).collect();
     println!("finished {}", ids.join(" "));
+    if finished.len() < batch.len() {
+        println!("stale {}", batch.len() - finished.len());
+    }
     Ok(Step::Worked)
 }
 
@@ -109,7 +114,9 @@ fn say_clock<C: FaultConn>(pool: &Pool<C>) {
 }
 
 /// Scenarios 1 and 2: 4 workers (`skews` says whose clock is shifted) over the queue, one
-/// SIGKILLed every 0.5 s and replaced while jobs remain; then the survivors finish.
+/// SIGKILLed every 0.5 s and replaced while jobs remain; every fifth fault, instead of a kill,
+/// one is paused past its lease (its jobs are taken over) and then resumes, and its finish must
+/// change nothing. Then the survivors finish.
 pub fn with_kills<C: FaultConn>(
     url: &str,
     skews: &[Option<&'static str>],
@@ -118,15 +125,23 @@ pub fn with_kills<C: FaultConn>(
     let pool = prepare::<C>(url)?;
     let mut fleet = Fleet::start(&role(Duration::from_millis(10)), C::KIND, url, skews)?;
     let started = crate::timer();
+    let mut faults = 0;
     fleet.every(
         Duration::from_millis(500),
         60,
         |_| jobs_open(&pool),
-        Fleet::kill_one,
+        |fleet| {
+            faults += 1;
+            match faults % 5 {
+                0 => fleet.pause_one(PAUSE),
+                _ => fleet.kill_one(),
+            }
+        },
     )?;
     let faults_over = started.elapsed();
     wait_until_finished(&mut fleet, &pool);
     outcome.figure("kills (SIGKILL)", fleet.kills);
+    outcome.figure("pauses past the lease (SIGSTOP, SIGCONT)", fleet.pauses);
     outcome.figure(
         "run with kills, then to the end",
         format!(
@@ -175,6 +190,10 @@ pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcom
     outcome.figure("jobs lost (not done at the end)", counts.open);
     outcome.figure("jobs done twice (done_count > 1)", counts.twice);
     outcome.takeovers(&takeovers, LEASE);
+    outcome.figure(
+        "finishes too late, refused by the token guard (said by the workers)",
+        tally.stale,
+    );
     outcome.figure("worker errors, by kind", tally.errors_text());
     outcome.check(counts.jobs == JOBS, || {
         format!("{} jobs in the queue, not {JOBS}", counts.jobs)
