@@ -60,23 +60,7 @@ pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String>
     for table in ["conversations", "user_settings"] {
         let takeovers = conn.takeovers(table, ttl()).map_err(|e| e.to_string())?;
         taken_over += takeovers.count;
-        outcome.figure(&format!("{table}: takeovers"), takeovers.count);
-        outcome.figure(
-            &format!("{table}: youngest lock taken over"),
-            takeovers.min_age.map_or("—".into(), crate::report::millis),
-        );
-        outcome.check(takeovers.early == 0, || {
-            format!(
-                "{table}: {} locks taken over before the TTL",
-                takeovers.early
-            )
-        });
-        outcome.check(takeovers.unknown == 0, || {
-            format!(
-                "{table}: {} takeovers of a lock the log never saw",
-                takeovers.unknown
-            )
-        });
+        outcome.takeovers(&format!("{table}: "), &takeovers, TTL);
     }
     outcome.figure("stale locks freed by the final sweep", swept);
     outcome.figure(

@@ -117,9 +117,8 @@ impl Kind {
 
     fn text(self, value: &str) -> String {
         match self {
-            Kind::Postgres => format!("CAST({value} AS TEXT)"),
             Kind::Mysql => format!("CAST({value} AS CHAR)"),
-            Kind::Sqlite => format!("CAST({value} AS TEXT)"),
+            Kind::Postgres | Kind::Sqlite => format!("CAST({value} AS TEXT)"),
         }
     }
 

@@ -99,10 +99,15 @@ fn main() -> ExitCode {
             if let Err(error) = run(*kind, url, &mut outcome) {
                 outcome.fail(error);
             }
-            outcome.figure(
-                "wall time",
-                format!("{:.1} s", backend_started.elapsed().as_secs_f64()),
-            );
+            if outcome.not_run.is_none() {
+                outcome.figure(
+                    "wall time",
+                    format!("{:.1} s", backend_started.elapsed().as_secs_f64()),
+                );
+            }
+            if let Some(why) = outcome.not_run {
+                println!("  {} | not run: {why}", kind.name());
+            }
             for (label, value) in &outcome.figures {
                 println!("  {} | {label}: {value}", kind.name());
             }

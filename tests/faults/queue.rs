@@ -143,7 +143,7 @@ pub fn with_kills<C: FaultConn>(
     outcome.figure("kills (SIGKILL)", fleet.kills);
     outcome.figure("pauses past the lease (SIGSTOP, SIGCONT)", fleet.pauses);
     outcome.figure(
-        "run with kills, then to the end",
+        "faults while jobs remained; the whole run",
         format!(
             "{:.1} s, {:.1} s",
             faults_over.as_secs_f64(),
@@ -189,7 +189,7 @@ pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcom
     outcome.figure("claims of a job (fence increments)", counts.claims);
     outcome.figure("jobs lost (not done at the end)", counts.open);
     outcome.figure("jobs done twice (done_count > 1)", counts.twice);
-    outcome.takeovers(&takeovers, LEASE);
+    outcome.takeovers("", &takeovers, LEASE);
     outcome.figure(
         "finishes too late, refused by the token guard (said by the workers)",
         tally.stale,

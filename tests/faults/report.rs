@@ -12,6 +12,8 @@ pub struct Outcome {
     pub backend: &'static str,
     pub figures: Vec<(String, String)>,
     pub failures: Vec<String>,
+    /// Why the scenario does not apply to this backend.
+    pub not_run: Option<&'static str>,
 }
 
 impl Outcome {
@@ -20,6 +22,7 @@ impl Outcome {
             backend,
             figures: Vec::new(),
             failures: Vec::new(),
+            not_run: None,
         }
     }
 
@@ -42,25 +45,29 @@ impl Outcome {
         }
     }
 
-    /// The takeovers the triggers logged: each must be of a claim at least `lease` old.
-    pub fn takeovers(&mut self, takeovers: &Takeovers, lease: Duration) {
-        self.figure("takeovers (a token replaced by another)", takeovers.count);
+    /// The takeovers the triggers logged on a table (`table` prefixes the labels; empty when
+    /// the scenario has one): each must be of a claim at least `lease` old.
+    pub fn takeovers(&mut self, table: &str, takeovers: &Takeovers, lease: Duration) {
+        let youngest = takeovers.min_age.map_or("—".into(), millis);
         self.figure(
-            "youngest claim taken over",
-            takeovers.min_age.map_or("—".into(), millis),
+            &format!("{table}takeovers (a token replaced by another)"),
+            takeovers.count,
         );
-        self.figure("takeovers younger than the lease", takeovers.early);
+        self.figure(&format!("{table}youngest claim taken over"), &youngest);
+        self.figure(
+            &format!("{table}takeovers younger than the lease"),
+            takeovers.early,
+        );
         self.check(takeovers.early == 0, || {
             format!(
-                "{} takeovers of a claim younger than the lease ({}): the youngest was {}",
+                "{table}{} takeovers of a claim younger than the lease ({}): the youngest was {youngest}",
                 takeovers.early,
                 millis(lease),
-                takeovers.min_age.map_or("?".into(), millis)
             )
         });
         self.check(takeovers.unknown == 0, || {
             format!(
-                "{} takeovers of a claim the log never saw",
+                "{table}{} takeovers of a claim the log never saw",
                 takeovers.unknown
             )
         });
@@ -107,15 +114,12 @@ pub fn markdown(outcomes: &[Outcome], elapsed: Duration) -> String {
     }
     md.push_str("| **verdict** |");
     for outcome in outcomes {
-        let _ = write!(
-            md,
-            " {} |",
-            if outcome.failures.is_empty() {
-                "**pass**"
-            } else {
-                "**FAIL**"
-            }
-        );
+        let verdict = match (outcome.not_run, outcome.failures.is_empty()) {
+            (Some(why), _) => format!("not run: {why}"),
+            (None, true) => "**pass**".into(),
+            (None, false) => "**FAIL**".into(),
+        };
+        let _ = write!(md, " {verdict} |");
     }
     md.push('\n');
     for outcome in outcomes {
