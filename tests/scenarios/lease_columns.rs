@@ -7,7 +7,7 @@ use diesel::connection::SimpleConnection;
 use diesel::migration::{Migration, MigrationSource};
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
-use diesel_lease::{Error, LeaseColumns};
+use diesel_lease::{Error, LeaseColumns, MicrosSince};
 use diesel_migrations::FileBasedMigrations;
 
 use crate::common::unique_id;
@@ -152,7 +152,7 @@ fn the_migration_adds_columns_that_claim_release_and_fence_and_drops_them_again(
 }
 
 #[test]
-fn the_default_columns_compare_tokens_exactly() {
+fn the_default_columns_hold_exact_tokens_and_utc_whatever_the_session_time_zone() {
     let Some(mut conn) = plain_table("ddl_tasks") else {
         return;
     };
@@ -160,13 +160,25 @@ fn the_default_columns_compare_tokens_exactly() {
     let (migration, dir) = written(&LeaseColumns::new("ddl_tasks"));
     migration.run(conn).expect("up.sql");
 
+    // Taken in a far time zone, read in the pool's: claimed_at is the same instant to both.
     let holder = Claim::with_token("worker-1", &unique_id("Token")).unwrap();
     let outcome: Claimed<i64, _, _> = ddl_tasks::table
         .claim_row(2_i64, minute())
         .returning(ddl_tasks::id)
-        .by(holder.clone(), conn)
+        .by(holder.clone(), &mut backend::connect_in_far_time_zone())
         .unwrap();
     assert!(outcome.is_won());
+    let age: Option<i64> = ddl_tasks::table
+        .find(2_i64)
+        .select(MicrosSince::new(ddl_tasks::claimed_at))
+        .first(conn)
+        .unwrap();
+    let hour = 3_600_000_000;
+    assert!(
+        age.is_some_and(|age| age.abs() < hour),
+        "claimed {age:?} µs ago, not hours"
+    );
+
     let impostor = Claim::with_token("worker-1", &holder.token().to_lowercase()).unwrap();
     let released = ddl_tasks::table
         .release_rows(&impostor, vec![2_i64])
