@@ -17,6 +17,8 @@
 //! * The changesets and predicates ([`ClaimLease::taken`], [`ClaimLease::claimable`], ..) stay
 //!   available for statements composed by hand; [`update`] is `diesel::update` prepared once per
 //!   connection when its SQL is fixed by its type.
+//! * [`LeaseColumns`] writes the diesel migration that adds the lease columns, and the token's
+//!   index, to an existing table, typed for the backend.
 //!
 //! ```
 //! # include!("doctest_setup.rs");
