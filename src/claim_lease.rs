@@ -621,7 +621,8 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 /// With the default column names `owner`, `claim_token` and `claimed_at`, name the table alone;
 /// otherwise map the roles whose column has another name, in any order (the others keep their
 /// default name), and add `fence: column` for a table with a [`Fence`](crate::Fence) (a
-/// `BIGINT NOT NULL DEFAULT 0` claim counter). An unknown role is a compile error.
+/// `BIGINT NOT NULL DEFAULT 0` claim counter). An unknown role, or one given twice, is a compile
+/// error.
 ///
 /// ```
 /// diesel::table! {
@@ -689,6 +690,12 @@ macro_rules! claim_lease {
         $crate::claim_lease!($($table)::+ {});
     };
     ($($table:ident)::+ { $($role:ident : $column:ident),* $(,)? }) => {
+        // A role given twice would silently keep the last column: as two variants of one name
+        // it is a compile error that names the role.
+        const _: () = {
+            #[allow(dead_code, non_camel_case_types)]
+            enum Roles { $($role),* }
+        };
         $crate::claim_lease!(
             @roles [$($table)::+]
             { owner: owner, claim_token: claim_token, claimed_at: claimed_at, fence: () }

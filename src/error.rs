@@ -43,6 +43,18 @@ pub enum Error {
     /// [`MAX_BATCH`](crate::ClaimBatch::MAX_BATCH).
     #[error("invalid batch size: {0}")]
     InvalidBatchSize(String),
+    /// A table, column or index name for the lease columns' DDL is empty, needs quoting, is too
+    /// long, or names two lease columns alike; see
+    /// [`LeaseColumns::migration`](crate::LeaseColumns::migration).
+    #[error("invalid identifier: {0}")]
+    InvalidIdentifier(String),
+    /// A migration's directory name is empty or holds other than ASCII letters, digits, `-` and
+    /// `_`; see [`LeaseMigration::write_to`](crate::LeaseMigration::write_to).
+    #[error("invalid migration name: {0}")]
+    InvalidMigrationName(String),
+    /// A migration's files could not be written, or its directory exists already.
+    #[error("the migration's files could not be written: {0}")]
+    MigrationFiles(#[source] std::io::Error),
 }
 
 impl Error {

@@ -17,6 +17,8 @@
 //! * The changesets and predicates ([`ClaimLease::taken`], [`ClaimLease::claimable`], ..) stay
 //!   available for statements composed by hand; [`update`] is `diesel::update` prepared once per
 //!   connection when its SQL is fixed by its type.
+//! * [`LeaseColumns`] writes the diesel migration that adds the lease columns, and the token's
+//!   index, to an existing table, typed for the backend.
 //!
 //! ```
 //! # include!("doctest_setup.rs");
@@ -66,6 +68,7 @@ mod fence;
 mod inspect;
 mod keeper;
 mod lease;
+mod migration;
 mod reap;
 mod refusal;
 mod release_rows;
@@ -96,6 +99,7 @@ pub use keeper::{
     Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, ListsRowValues, LossReason, RenewsRows,
 };
 pub use lease::{Age, Lease};
+pub use migration::{LeaseColumns, LeaseDdl, LeaseMigration};
 pub use reap::Reap;
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;

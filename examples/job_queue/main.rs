@@ -36,14 +36,14 @@ diesel::table! {
 // The table's lease columns carry the default names.
 diesel_lease::claim_lease!(example_jobs);
 
-/// The table, per backend: the lease columns are two short texts and a UTC timestamp.
+/// The table, per backend, without its lease columns: `LeaseColumns` adds those (see queue.rs).
 #[cfg(feature = "postgres")]
 const POSTGRES_DDL: &[&str] = &[
     "DROP TABLE IF EXISTS example_jobs",
     "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
         status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
         due_at TIMESTAMPTZ NOT NULL DEFAULT statement_timestamp(), attempts INTEGER NOT NULL DEFAULT 0,
-        completed_by VARCHAR(255), owner VARCHAR(255), claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)",
+        completed_by VARCHAR(255))",
 ];
 #[cfg(feature = "mysql")]
 const MYSQL_DDL: &[&str] = &[
@@ -51,8 +51,7 @@ const MYSQL_DDL: &[&str] = &[
     "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
         status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
         due_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)), attempts INTEGER NOT NULL DEFAULT 0,
-        completed_by VARCHAR(255), owner VARCHAR(255), claim_token VARCHAR(255), claimed_at DATETIME(6),
-        INDEX example_jobs_claim_token (claim_token))",
+        completed_by VARCHAR(255))",
 ];
 #[cfg(feature = "sqlite")]
 const SQLITE_DDL: &[&str] = &[
@@ -60,7 +59,7 @@ const SQLITE_DDL: &[&str] = &[
     "CREATE TABLE example_jobs (id BIGINT PRIMARY KEY, payload TEXT NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done')),
         due_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')), attempts INTEGER NOT NULL DEFAULT 0,
-        completed_by TEXT, owner TEXT, claim_token TEXT, claimed_at TEXT)",
+        completed_by TEXT)",
 ];
 
 on_every_backend!("queue.rs", sqlite: SQLITE_DDL, postgres: POSTGRES_DDL, mysql: MYSQL_DDL);

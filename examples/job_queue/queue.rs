@@ -3,11 +3,11 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::prelude::*;
-use diesel_lease::{Error, Keeper, KeeperSettings, Now};
-
+use diesel_lease::{Error, Keeper, KeeperSettings, LeaseColumns, Now};
 
 use super::example_jobs;
 use super::support::{millis_since, pool, timeline_start};
@@ -41,6 +41,9 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
     for statement in ddl {
         diesel::sql_query(*statement).execute(conn)?;
     }
+    // The lease columns, typed and indexed for this backend, as a migration would add them.
+    let lease_columns = LeaseColumns::new("example_jobs").migration::<<Conn as Connection>::Backend>()?;
+    conn.batch_execute(lease_columns.up_sql())?;
     let jobs: Vec<_> = (1..=JOBS)
         .map(|id| (example_jobs::id.eq(id), example_jobs::payload.eq(format!("resize image {id}")), example_jobs::status.eq("queued")))
         .collect();

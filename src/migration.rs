@@ -1,0 +1,413 @@
+//! The lease columns' DDL: a diesel migration that adds them to an existing table, per backend.
+use std::path::{Path, PathBuf};
+
+use diesel::backend::Backend;
+
+use crate::Error;
+
+/// A backend whose lease columns diesel-lease writes the DDL of: their SQL types, and how its
+/// `ALTER TABLE` and `DROP INDEX` are spelled.
+///
+/// Implemented for `Pg`, `Mysql` and `Sqlite` in their backend modules; used through
+/// [`LeaseColumns::migration`].
+///
+/// ```
+/// use diesel::sqlite::Sqlite;
+/// use diesel_lease::LeaseDdl;
+///
+/// assert_eq!(<Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
+/// ```
+pub trait LeaseDdl: Backend {
+    /// The owner column's type (nullable: `NULL` is free).
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::OWNER_TYPE, "TEXT");
+    /// ```
+    const OWNER_TYPE: &'static str;
+    /// The claim token column's type (nullable); it must compare exactly.
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIM_TOKEN_TYPE, "TEXT");
+    /// ```
+    const CLAIM_TOKEN_TYPE: &'static str;
+    /// The `claimed_at` column's type (nullable), which
+    /// [`UtcTimestamp`](crate::sql_types::UtcTimestamp) reads and writes.
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
+    /// ```
+    const CLAIMED_AT_TYPE: &'static str;
+    /// The character that quotes an identifier.
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::QUOTE, '"');
+    /// ```
+    const QUOTE: char;
+    /// Whether one `ALTER TABLE` adds or drops a single column only (SQLite's).
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert!(<diesel::sqlite::Sqlite as LeaseDdl>::ONE_COLUMN_PER_ALTER);
+    /// ```
+    const ONE_COLUMN_PER_ALTER: bool;
+    /// Whether `DROP INDEX` names the index's table too (MySQL's and MariaDB's).
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// assert!(!<diesel::sqlite::Sqlite as LeaseDdl>::DROP_INDEX_NAMES_TABLE);
+    /// ```
+    const DROP_INDEX_NAMES_TABLE: bool;
+
+    /// The backend's own advice on the lease columns, as SQL comment lines, given the quoted
+    /// names of the table and its `claimed_at` column.
+    ///
+    /// ```
+    /// # use diesel_lease::LeaseDdl;
+    /// let advice = <diesel::sqlite::Sqlite as LeaseDdl>::advice("\"jobs\"", "\"claimed_at\"");
+    /// assert!(advice.lines().all(|line| line.starts_with("-- ")));
+    /// ```
+    fn advice(table: &str, claimed_at: &str) -> String;
+}
+
+/// The fence's type on every backend: a claim counter that starts at 0.
+const FENCE_TYPE: &str = "BIGINT NOT NULL DEFAULT 0";
+
+/// PostgreSQL's limit on an identifier's length, the shortest of the three backends'.
+const MAX_IDENTIFIER_LEN: usize = 63;
+
+/// A table and the names of its lease columns, whose migration [`migration`](Self::migration)
+/// writes for a backend.
+///
+/// The names default to those of [`claim_lease!(table)`](crate::claim_lease): `owner`,
+/// `claim_token` and `claimed_at`, and no fence.
+///
+/// ```
+/// use diesel::sqlite::Sqlite;
+/// use diesel_lease::LeaseColumns;
+///
+/// let migration = LeaseColumns::new("jobs")
+///     .owner("worker")
+///     .claim_token("lease_token")
+///     .claimed_at("leased_at")
+///     .fence("fence")
+///     .migration::<Sqlite>()?;
+/// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "lease_token" TEXT;"#));
+/// assert!(migration.down_sql().contains(r#"ALTER TABLE "jobs" DROP COLUMN "lease_token";"#));
+/// # Ok::<(), diesel_lease::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseColumns {
+    table: String,
+    owner: String,
+    claim_token: String,
+    claimed_at: String,
+    fence: Option<String>,
+}
+
+impl LeaseColumns {
+    /// The lease columns of `table`, with the default names and no fence.
+    ///
+    /// ```
+    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+    /// assert!(migration.up_sql().contains(r#"ADD COLUMN "claim_token" TEXT"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn new(table: impl Into<String>) -> Self {
+        Self {
+            table: table.into(),
+            owner: "owner".to_owned(),
+            claim_token: "claim_token".to_owned(),
+            claimed_at: "claimed_at".to_owned(),
+            fence: None,
+        }
+    }
+
+    /// Names the column of who holds the row.
+    ///
+    /// ```
+    /// let columns = diesel_lease::LeaseColumns::new("jobs").owner("worker");
+    /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""worker" TEXT"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn owner(self, column: impl Into<String>) -> Self {
+        Self {
+            owner: column.into(),
+            ..self
+        }
+    }
+
+    /// Names the column of which claim holds the row; it gets the index.
+    ///
+    /// ```
+    /// let columns = diesel_lease::LeaseColumns::new("jobs").claim_token("lease_token");
+    /// let up = columns.migration::<diesel::sqlite::Sqlite>()?;
+    /// assert!(up.up_sql().contains(r#"CREATE INDEX "jobs_lease_token_idx" ON "jobs" ("lease_token");"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn claim_token(self, column: impl Into<String>) -> Self {
+        Self {
+            claim_token: column.into(),
+            ..self
+        }
+    }
+
+    /// Names the column of since when, by the database's clock.
+    ///
+    /// ```
+    /// let columns = diesel_lease::LeaseColumns::new("jobs").claimed_at("leased_at");
+    /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""leased_at" TEXT"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn claimed_at(self, column: impl Into<String>) -> Self {
+        Self {
+            claimed_at: column.into(),
+            ..self
+        }
+    }
+
+    /// Adds a [fence](crate::Fence) named `column`: a `BIGINT NOT NULL DEFAULT 0` claim counter.
+    ///
+    /// ```
+    /// let columns = diesel_lease::LeaseColumns::new("jobs").fence("attempt");
+    /// let migration = columns.migration::<diesel::sqlite::Sqlite>()?;
+    /// assert!(migration.up_sql().contains(r#""attempt" BIGINT NOT NULL DEFAULT 0"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn fence(self, column: impl Into<String>) -> Self {
+        Self {
+            fence: Some(column.into()),
+            ..self
+        }
+    }
+
+    /// The migration that adds the lease columns and the token's index on backend `DB`, and
+    /// drops them again.
+    ///
+    /// Every name must be a plain identifier (ASCII letters, digits and `_`, not starting with a
+    /// digit, at most 63 characters, the index's `<table>_<claim_token>_idx` too), and the
+    /// columns' names distinct, ignoring case: otherwise [`Error::InvalidIdentifier`]. Names
+    /// are quoted in the SQL, so their case is kept as Diesel's `table!` spells them.
+    ///
+    /// ```
+    /// use diesel::connection::SimpleConnection;
+    /// use diesel::prelude::*;
+    /// use diesel_lease::{Error, LeaseColumns};
+    ///
+    /// let conn = &mut SqliteConnection::establish(":memory:")?;
+    /// diesel::sql_query("CREATE TABLE jobs (id BIGINT PRIMARY KEY)").execute(conn)?;
+    /// let migration = LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+    /// conn.batch_execute(migration.up_sql())?;
+    /// conn.batch_execute(migration.down_sql())?;
+    ///
+    /// let clash = LeaseColumns::new("jobs").owner("Claimed_At").migration::<diesel::sqlite::Sqlite>();
+    /// assert!(matches!(clash, Err(Error::InvalidIdentifier(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn migration<DB: LeaseDdl>(&self) -> Result<LeaseMigration, Error> {
+        let index = format!("{}_{}_idx", self.table, self.claim_token);
+        self.check(&index)?;
+        let quoted = |name: &str| format!("{quote}{name}{quote}", quote = DB::QUOTE);
+        let table = quoted(&self.table);
+        let mut columns = vec![
+            (&self.owner, DB::OWNER_TYPE),
+            (&self.claim_token, DB::CLAIM_TOKEN_TYPE),
+            (&self.claimed_at, DB::CLAIMED_AT_TYPE),
+        ];
+        columns.extend(self.fence.iter().map(|fence| (fence, FENCE_TYPE)));
+        let adds: Vec<String> = columns
+            .iter()
+            .map(|(name, sql_type)| format!("ADD COLUMN {} {sql_type}", quoted(name)))
+            .collect();
+        let drops: Vec<String> = columns
+            .iter()
+            .rev()
+            .map(|(name, _)| format!("DROP COLUMN {}", quoted(name)))
+            .collect();
+        let up = format!(
+            "{}{}{}CREATE INDEX {} ON {table} ({});\n",
+            self.header(&table),
+            DB::advice(&table, &quoted(&self.claimed_at)),
+            alter::<DB>(&table, &adds),
+            quoted(&index),
+            quoted(&self.claim_token),
+        );
+        // SQLite refuses to drop an indexed column: the index goes first.
+        let on_table = if DB::DROP_INDEX_NAMES_TABLE {
+            format!(" ON {table}")
+        } else {
+            String::new()
+        };
+        let down = format!(
+            "DROP INDEX {}{on_table};\n{}",
+            quoted(&index),
+            alter::<DB>(&table, &drops)
+        );
+        Ok(LeaseMigration { up, down })
+    }
+
+    /// Every name is a plain identifier, and the columns' are distinct.
+    fn check(&self, index: &str) -> Result<(), Error> {
+        let mut columns = vec![
+            ("owner", &self.owner),
+            ("claim_token", &self.claim_token),
+            ("claimed_at", &self.claimed_at),
+        ];
+        columns.extend(self.fence.iter().map(|fence| ("fence", fence)));
+        check_identifier("table", &self.table)?;
+        for (role, name) in &columns {
+            check_identifier(role, name)?;
+        }
+        for (at, (role, name)) in columns.iter().enumerate() {
+            if let Some((other, _)) = columns[at + 1..]
+                .iter()
+                .find(|(_, other)| other.eq_ignore_ascii_case(name))
+            {
+                return Err(Error::InvalidIdentifier(format!(
+                    "{role} and {other} are both named {name:?}: each lease column needs its own"
+                )));
+            }
+        }
+        check_identifier("token index", index)
+    }
+
+    /// What the columns are, and the `claim_lease!` that names them.
+    fn header(&self, table: &str) -> String {
+        let defaults = Self::new(&self.table);
+        let renamed: Vec<String> = [
+            ("owner", &self.owner, &defaults.owner),
+            ("claim_token", &self.claim_token, &defaults.claim_token),
+            ("claimed_at", &self.claimed_at, &defaults.claimed_at),
+        ]
+        .into_iter()
+        .filter(|(_, name, default)| name != default)
+        .map(|(role, name, _)| format!("{role}: {name}"))
+        .chain(self.fence.iter().map(|fence| format!("fence: {fence}")))
+        .collect();
+        let roles = if renamed.is_empty() {
+            String::new()
+        } else {
+            format!(" {{ {} }}", renamed.join(", "))
+        };
+        format!(
+            "-- The lease columns of {table}, for diesel-lease: a row whose claim token is NULL is free.\n\
+             -- Name them in Rust with: diesel_lease::claim_lease!({}{roles});\n\
+             -- Index the token: every renewal and release finds its rows by it.\n",
+            self.table
+        )
+    }
+}
+
+/// `changes` to `table`, in one `ALTER TABLE` where the backend allows it.
+fn alter<DB: LeaseDdl>(table: &str, changes: &[String]) -> String {
+    if DB::ONE_COLUMN_PER_ALTER {
+        changes
+            .iter()
+            .map(|change| format!("ALTER TABLE {table} {change};\n"))
+            .collect()
+    } else {
+        format!("ALTER TABLE {table}\n    {};\n", changes.join(",\n    "))
+    }
+}
+
+/// `name` needs no quoting on any backend, and fits PostgreSQL's limit.
+fn check_identifier(what: &str, name: &str) -> Result<(), Error> {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let problem = if name.is_empty() {
+        "is empty"
+    } else if !plain {
+        "is not a plain identifier (ASCII letters, digits and `_`, not starting with a digit)"
+    } else if name.len() > MAX_IDENTIFIER_LEN {
+        "is longer than 63 characters, PostgreSQL's limit"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidIdentifier(format!(
+        "the {what} name {name:?} {problem}"
+    )))
+}
+
+/// A migration's SQL for one backend: [`up_sql`](Self::up_sql) adds the lease columns and the
+/// token's index, [`down_sql`](Self::down_sql) drops them.
+///
+/// ```
+/// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+/// assert!(migration.down_sql().starts_with(r#"DROP INDEX "jobs_claim_token_idx";"#));
+/// # Ok::<(), diesel_lease::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseMigration {
+    up: String,
+    down: String,
+}
+
+impl LeaseMigration {
+    /// The SQL that adds the columns and the index, with the indexing advice as comments.
+    ///
+    /// ```
+    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+    /// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "claimed_at" TEXT;"#));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn up_sql(&self) -> &str {
+        &self.up
+    }
+
+    /// The SQL that drops the index and the columns.
+    ///
+    /// ```
+    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+    /// assert!(migration.down_sql().ends_with("ALTER TABLE \"jobs\" DROP COLUMN \"owner\";\n"));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn down_sql(&self) -> &str {
+        &self.down
+    }
+
+    /// Writes `<dir>/<name>/up.sql` and `down.sql`, making `dir` if need be, and returns the
+    /// migration's directory.
+    ///
+    /// Diesel orders migrations by the version that starts `name` (`diesel migration generate`
+    /// uses `YYYY-MM-DD-HHMMSS_what`). A `name` other than ASCII letters, digits, `-` and `_` is
+    /// [`Error::InvalidMigrationName`]; an existing migration of that name is never overwritten:
+    /// [`Error::MigrationFiles`], with nothing written.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("lease-migrations-{}", uuid::Uuid::new_v4()));
+    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
+    /// let written = migration.write_to(&dir, "2026-11-30-120000_lease_columns")?;
+    /// assert_eq!(std::fs::read_to_string(written.join("up.sql"))?, migration.up_sql());
+    /// assert!(migration.write_to(&dir, "2026-11-30-120000_lease_columns").is_err(), "never overwritten");
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to(&self, dir: impl AsRef<Path>, name: &str) -> Result<PathBuf, Error> {
+        let plain = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if name.is_empty() || !plain {
+            return Err(Error::InvalidMigrationName(format!(
+                "{name:?}: use ASCII letters, digits, `-` and `_`"
+            )));
+        }
+        let path = dir.as_ref().join(name);
+        std::fs::create_dir_all(dir.as_ref()).map_err(Error::MigrationFiles)?;
+        // Fails if the migration exists: nothing of it is overwritten.
+        std::fs::create_dir(&path).map_err(Error::MigrationFiles)?;
+        let written = std::fs::write(path.join("up.sql"), &self.up)
+            .and_then(|()| std::fs::write(path.join("down.sql"), &self.down));
+        if let Err(error) = written {
+            // A half-written migration would run its up.sql without a way down.
+            let _ = std::fs::remove_dir_all(&path);
+            return Err(Error::MigrationFiles(error));
+        }
+        Ok(path)
+    }
+}

@@ -1,0 +1,20 @@
+//! The lease columns' generated migration, applied and reverted on every configured backend.
+mod common;
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use crate::common::postgres as backend;
+    include!("scenarios/lease_columns.rs");
+}
+
+#[cfg(feature = "mysql")]
+mod mysql {
+    use crate::common::mysql as backend;
+    include!("scenarios/lease_columns.rs");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use crate::common::sqlite as backend;
+    include!("scenarios/lease_columns.rs");
+}
