@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL and MariaDB are installed, running and reachable as the tests expect, and
-# that the client libraries the postgres and mysql features link against are there. Idempotent:
+# that the client libraries the postgres and mysql features link against are there, and PgBouncer
+# in transaction mode in front of PostgreSQL on 127.0.0.1:6432. Idempotent:
 # installs only what is missing (Debian, as root, no systemd), starts only what is stopped.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -11,6 +12,7 @@ command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
 dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
 dpkg -s default-libmysqlclient-dev >/dev/null 2>&1 || need+=(default-libmysqlclient-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v pgbouncer >/dev/null || need+=(pgbouncer)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   apt-get update -qq
@@ -44,5 +46,40 @@ if ! mariadb -h 127.0.0.1 -P 3306 -u root -e "SELECT 1" >/dev/null 2>&1; then
 fi
 mariadb -h 127.0.0.1 -P 3306 -u root -e "CREATE DATABASE IF NOT EXISTS test"
 
+# PgBouncer in transaction mode on 127.0.0.1:6432, in front of every database of the local
+# PostgreSQL: the pooler the pooler-safe setup (diesel_lease::pg::PgTransactionPooling) is tested
+# through. No max_prepared_statements: Debian 12's PgBouncer 1.18 has none, which is the case the
+# setup is for. PgBouncer refuses to run as root, so its folder belongs to postgres.
+bouncer=/var/lib/diesel-lease/pgbouncer
+install -d -o postgres -g postgres -m 0755 "$bouncer"
+cat > "$bouncer/pgbouncer.ini.new" <<'INI'
+[databases]
+* = host=127.0.0.1 port=5432
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 6432
+unix_socket_dir =
+auth_type = trust
+auth_file = /var/lib/diesel-lease/pgbouncer/userlist.txt
+pool_mode = transaction
+default_pool_size = 5
+max_client_conn = 500
+logfile = /var/lib/diesel-lease/pgbouncer/pgbouncer.log
+pidfile = /var/lib/diesel-lease/pgbouncer/pgbouncer.pid
+log_connections = 0
+log_disconnections = 0
+INI
+echo '"postgres" ""' > "$bouncer/userlist.txt"
+mv "$bouncer/pgbouncer.ini.new" "$bouncer/pgbouncer.ini"
+chown postgres:postgres "$bouncer"/*
+if ! { [ -s "$bouncer/pgbouncer.pid" ] && kill -0 "$(cat "$bouncer/pgbouncer.pid")" 2>/dev/null; }; then
+  # The package's own PgBouncer, if its install started one, would hold the port with its settings.
+  if [ -x /etc/init.d/pgbouncer ]; then /etc/init.d/pgbouncer stop >/dev/null 2>&1 || true; fi
+  runuser -u postgres -- pgbouncer -d "$bouncer/pgbouncer.ini"
+  for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p 6432 && break; sleep 0.5; done
+fi
+
 psql "postgres://postgres@127.0.0.1:5432/test" -Atc "SELECT 'PostgreSQL ready: ' || version()"
 mariadb -h 127.0.0.1 -P 3306 -u root test -Nse "SELECT CONCAT('MariaDB ready: ', VERSION())"
+psql "postgres://postgres@127.0.0.1:6432/test" -Atc "SELECT 'PgBouncer ready: ' || current_setting('server_version')"

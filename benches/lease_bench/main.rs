@@ -15,9 +15,10 @@
 //! `docs/benchmarks/results.json`.
 //!
 //! Options (after `--`): `--quick` (a smoke run, numbers meaningless), `--only 1,3,...` (those
-//! measurements; 7 is the profile, 8 the batch claims), `--no-write` (print only), `--out DIR`
-//! (write there instead of `docs/`, even with `--quick`), `--profile-cycle N
-//! [lib|lib-diesel|hand|hand-cached]` (the loop callgrind runs; not for direct use).
+//! measurements; 7 is the profile, 8 the batch claims, 10 the pooler-safe setup), `--no-write`
+//! (print only), `--out DIR` (write there instead of `docs/`, even with `--quick`),
+//! `--profile-cycle N [lib|lib-diesel|hand|hand-cached]` (the loop callgrind runs; not for
+//! direct use). Measurement 10 runs through PgBouncer too when `PGBOUNCER_DATABASE_URL` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // A benchmark times itself on the application's clock; no lease is decided by it.
 #![allow(clippy::disallowed_methods)]
@@ -33,6 +34,7 @@ use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 
 mod batch;
 mod measure;
+mod pooler;
 mod profile;
 mod report;
 mod suite;
@@ -270,6 +272,9 @@ fn run() -> Res<()> {
         }
         if options.runs(batch::SECTION) {
             batch::pg::run(url, &options, &mut results)?;
+        }
+        if options.runs(pooler::SECTION) {
+            pooler::run(url, &options, &mut results)?;
         }
     }
     if let Some(url) = &mysql_url {

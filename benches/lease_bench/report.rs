@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 8] = [
+pub const SECTIONS: [(u32, &str); 9] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -28,6 +28,10 @@ pub const SECTIONS: [(u32, &str); 8] = [
     (
         crate::batch::SECTION,
         "Batch claims: claim up to n queued jobs, finish them in one release",
+    ),
+    (
+        crate::pooler::SECTION,
+        "Behind a transaction pooler: the claim cycle without the statement cache, and through PgBouncer",
     ),
 ];
 

@@ -9,9 +9,13 @@ use diesel::RunQueryDsl;
 use diesel_migrations::MigrationHarness;
 
 /// The support module of a server backend: its URL from `$variable`, the shared pool with the
-/// test tables, pools and connections of their own, and a session in a far time zone.
+/// test tables, pools and connections of their own, and a session in a far time zone; every
+/// connection set up by `$customizer` (an `Option` of a boxed `CustomizeConnection`), if any.
 macro_rules! server_backend {
     ($conn:ty, $name:literal, $variable:literal, $jobs_ddl:expr, $far_time_zone:literal) => {
+        server_backend!($conn, $name, $variable, $jobs_ddl, $far_time_zone, None);
+    };
+    ($conn:ty, $name:literal, $variable:literal, $jobs_ddl:expr, $far_time_zone:literal, $customizer:expr) => {
         use std::sync::OnceLock;
 
         use diesel::prelude::*;
@@ -31,22 +35,39 @@ macro_rules! server_backend {
                 .as_deref()
         }
 
+        fn customizer() -> super::Customizer<Conn> {
+            $customizer
+        }
+
         /// The shared pool, with the schema in place; `None` when the server is not configured.
         pub fn pool() -> Option<Pool<ConnectionManager<Conn>>> {
             static POOL: OnceLock<Option<Pool<ConnectionManager<Conn>>>> = OnceLock::new();
-            POOL.get_or_init(|| Some(super::shared_pool(url()?, None, [$jobs_ddl, native::DDL])))
-                .clone()
+            POOL.get_or_init(|| {
+                Some(super::shared_pool(
+                    url()?,
+                    customizer(),
+                    [$jobs_ddl, native::DDL],
+                ))
+            })
+            .clone()
         }
 
         /// A pool of its own with `size` connections.
         pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
             pool();
-            super::build_pool(url().expect("the server is configured"), size, None)
+            super::build_pool(url().expect("the server is configured"), size, customizer())
         }
 
         /// A connection of its own, outside any pool (for session settings that must not leak).
         pub fn connect() -> Conn {
-            Conn::establish(url().expect("the server is configured")).expect("a connection")
+            let mut conn =
+                Conn::establish(url().expect("the server is configured")).expect("a connection");
+            if let Some(customizer) = customizer() {
+                customizer
+                    .on_acquire(&mut conn)
+                    .expect("the connection set up");
+            }
+            conn
         }
 
         /// A connection whose session time zone is far from UTC, at an odd offset.
@@ -86,6 +107,8 @@ pub mod jobs;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
+pub mod pooler;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -124,7 +147,8 @@ pub fn unique_id(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
-type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
+/// How a backend sets up each of its connections, if at all.
+pub type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
 
 /// A pool of at most `size` connections to `url`.
 pub fn build_pool<C: R2D2Connection + 'static>(

@@ -1,0 +1,12 @@
+//! PostgreSQL through PgBouncer in transaction mode, at `PGBOUNCER_DATABASE_URL`, with the
+//! library's pooler-safe setup on every connection.
+server_backend!(
+    diesel::PgConnection,
+    "PgBouncer",
+    "PGBOUNCER_DATABASE_URL",
+    super::jobs::POSTGRES_DDL,
+    "SET TIME ZONE 'Asia/Kathmandu'",
+    Some(Box::new(diesel_lease::pg::PgTransactionPooling::default()))
+);
+
+pub use super::postgres::native;
