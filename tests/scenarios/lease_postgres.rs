@@ -99,6 +99,19 @@ fn a_claim_that_loses_a_serialization_conflict_is_refused_not_an_error() {
 }
 
 #[test]
+fn a_connection_set_up_for_a_transaction_pooler_prepares_no_named_statement() {
+    let Some(mut shared) = connection() else { return };
+    let mut conn = backend::connect();
+    diesel_lease::pg::PgTransactionPooling::default().apply(&mut conn);
+    let id = queued_job(&mut shared);
+
+    let worker = Claim::new("worker").unwrap();
+    assert!(claim(&mut conn, &id, &worker, minute()).is_some());
+    assert!(renew(&mut conn, &id, &worker));
+    assert_eq!(prepared_updates(&mut conn), 0, "nothing a pooler could send to another server connection");
+}
+
+#[test]
 fn a_key_list_is_prepared_once_for_each_power_of_two_of_its_length() {
     let Some(mut shared) = connection() else { return };
     let mut conn = backend::connect();
