@@ -120,8 +120,10 @@ where
     }
 }
 
-/// The renewal runs alone, then its rows are read back by their (key, token) pairs: no locking
-/// read, which on MariaDB would keep every row it scanned locked until the commit.
+/// The renewal and a read of its rows back by their (key, token) pairs, in a short transaction
+/// at READ COMMITTED: no locking read, which on MariaDB keeps every row it scanned locked until
+/// the commit, and no gap locks, which at the default REPEATABLE READ would make a renewal that
+/// scans deadlock with inserts.
 impl<S, KeyAndToken, ReadBack, C, Row> crate::RenewsRows<S, KeyAndToken, ReadBack, C, Row> for Mysql
 where
     C: diesel::Connection<Backend = Mysql>,
@@ -134,10 +136,13 @@ where
         read_back: ReadBack,
         conn: &mut C,
     ) -> QueryResult<Vec<Row>> {
-        if S::execute(statement, conn)? == 0 {
-            return Ok(Vec::new());
-        }
-        read_back.load(conn)
+        read_committed_next(conn)?;
+        conn.transaction(|conn| {
+            if S::execute(statement, conn)? == 0 {
+                return Ok(Vec::new());
+            }
+            read_back.load(conn)
+        })
     }
 }
 
