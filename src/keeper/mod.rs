@@ -4,6 +4,7 @@ mod monotonic;
 mod renewal;
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -538,15 +539,13 @@ impl<K: Clone + PartialEq> KeptState<K> {
         true
     }
 
-    /// A renewal that ran at `request_start` changed `rows`: those with this claim's token are
-    /// still held, and the trust runs from the request's start; the rest are lost.
-    fn renewed<T: ClaimLease>(&self, rows: &[RenewedRow<K>], request_start: Instant) {
-        let token = self.claim.token();
+    /// A renewal that ran at `request_start` changed `renewed`, the rows with this claim's
+    /// token: those are still held, and the trust runs from the request's start; the rest are
+    /// lost.
+    fn renewed<T: ClaimLease>(&self, renewed: &[&K], request_start: Instant) {
         let mut inner = lock(&self.inner);
-        let (still_held, lost): (Vec<K>, Vec<K>) = inner.held.drain(..).partition(|key| {
-            rows.iter()
-                .any(|(renewed, holder)| renewed == key && holder.as_deref() == Some(token))
-        });
+        let (still_held, lost): (Vec<K>, Vec<K>) =
+            inner.held.drain(..).partition(|key| renewed.contains(&key));
         if !lost.is_empty() {
             crate::events::lost::<T>(&self.claim, lost.len(), &LossReason::TakenOver);
             inner.lost.extend(lost);
@@ -617,10 +616,10 @@ where
     K: Clone + PartialEq + Send + Sync + 'static,
     C::Backend: KeepsRows<C, T, K>,
 {
-    /// One renewal of the rows `claims` still hold, now, in one statement; the error when it
-    /// could not be made. Each claim's statement lock is held throughout, so that no release of
-    /// one crosses it.
-    fn renew(&self, claims: &[Arc<KeptState<K>>]) -> Result<(), Error> {
+    /// One renewal of the rows `claims` still hold, now, in one statement; whether there was
+    /// anything to renew, or the error when the renewal could not be made. Each claim's
+    /// statement lock is held throughout, so that no release of one crosses it.
+    fn renew(&self, claims: &[Arc<KeptState<K>>]) -> Result<bool, Error> {
         let _statements: Vec<MutexGuard<'_, ()>> =
             claims.iter().map(|state| lock(&state.statement)).collect();
         let renewing: Vec<&Arc<KeptState<K>>> = claims
@@ -636,7 +635,7 @@ where
             })
             .collect();
         if pairs.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         // The lease runs from the database's clock at the statement; the request's start on
         // ours is no later, so trusting from it can only end the trust sooner.
@@ -648,10 +647,20 @@ where
             .and_then(|mut conn| renew_together(self.table, pairs, &mut *conn));
         match renewed {
             Ok(rows) => {
-                for state in renewing {
-                    state.renewed::<T>(&rows, request_start);
+                // Sorted by token once, so that each claim looks only at its own rows.
+                let mut by_token: HashMap<&str, Vec<&K>> = HashMap::new();
+                for (key, token) in &rows {
+                    if let Some(token) = token {
+                        by_token.entry(token).or_default().push(key);
+                    }
                 }
-                Ok(())
+                for state in renewing {
+                    let renewed = by_token
+                        .get(state.claim.token())
+                        .map_or(&[][..], Vec::as_slice);
+                    state.renewed::<T>(renewed, request_start);
+                }
+                Ok(true)
             }
             // An error leaves the trust deadline where it was: unreachable means lost in time.
             Err(error) => {
@@ -678,15 +687,8 @@ where
             claims.retain(|state| !state.is_done());
             claims.clone()
         };
-        if !claims
-            .iter()
-            .any(|state| !lock(&state.inner).held.is_empty())
-        {
-            return false;
-        }
-        // The error is kept for `check` to report; the trust deadline does the rest.
-        let _ = self.renew(&claims);
-        true
+        // An error is kept for `check` to report; the trust deadline does the rest.
+        self.renew(&claims).unwrap_or(true)
     }
 
     fn release_all(&self) {
