@@ -45,6 +45,10 @@ pub trait DatabaseClock: Backend {
         timestamp: &'b T,
         out: AstPass<'_, 'b, Self>,
     ) -> QueryResult<()>;
+
+    /// Writes the database's current time as microseconds since the Unix epoch, a BIGINT: a
+    /// reading that can be kept and compared with a later one, whatever the session's time zone.
+    fn walk_clock_micros(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
 }
 
 /// A timestamp SQL type that [`DatabaseClock`] can write on backend `DB`.
@@ -123,6 +127,14 @@ impl<ST> Ago<ST> {
 
     pub(crate) fn lease(lease: Lease) -> Self {
         Self::new(lease.into())
+    }
+
+    /// The database's now minus `micros` microseconds, which may be negative: a time to come.
+    pub(crate) fn micros(micros: i64) -> Self {
+        Self {
+            micros,
+            sql_type: PhantomData,
+        }
     }
 }
 
@@ -206,6 +218,44 @@ impl<T: QueryId> QueryId for MicrosSince<T> {
 impl<T: QueryFragment<DB>, DB: DatabaseClock> QueryFragment<DB> for MicrosSince<T> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         DB::walk_micros_since(&self.timestamp, out)
+    }
+}
+
+/// The database's clock as microseconds since the Unix epoch, a `BigInt`: a reading of the
+/// database's time that the application can keep, to measure a later reading against, without
+/// consulting a clock of its own.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::ClockMicros;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let first: i64 = diesel::select(ClockMicros).get_result(conn)?;
+/// let second: i64 = diesel::select(ClockMicros).get_result(conn)?;
+/// assert!(first > 1_700_000_000_000_000 && second >= first);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, QueryId)]
+pub struct ClockMicros;
+
+impl Expression for ClockMicros {
+    type SqlType = diesel::sql_types::BigInt;
+}
+
+impl<QS> AppearsOnTable<QS> for ClockMicros {}
+
+impl<QS> SelectableExpression<QS> for ClockMicros {}
+
+impl<GroupBy> ValidGrouping<GroupBy> for ClockMicros {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl<DB: DatabaseClock> QueryFragment<DB> for ClockMicros {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_clock_micros(out)
     }
 }
 

@@ -91,12 +91,13 @@ pub use claim_lease::{
     Unclaimed,
 };
 pub use claim_row::{ClaimRow, Claimed, Won};
-pub use clock::{Ago, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
+pub use clock::{Ago, ClockMicros, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
 pub use error::Error;
 pub use fence::{Fence, NoFence};
 pub use inspect::{HeldPerOwner, Holders, Holding};
 pub use keeper::{
-    Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, ListsRowValues, LossReason, RenewsRows,
+    Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, ListsRowValues, LossReason, ReadsClock,
+    RenewsRows,
 };
 pub use lease::{Age, Lease};
 pub use migration::{LeaseColumns, LeaseDdl, LeaseMigration};

@@ -11,11 +11,15 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use diesel::backend::Backend;
+use diesel::query_dsl::methods::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
-use diesel::Column;
+use diesel::{Column, Connection, ExpressionMethods, QueryResult, RunQueryDsl};
 
 use crate::release_rows::{guarded_update, GuardedUpdate, LockHeldRows};
-use crate::{Claim, ClaimLease, Error, Lease, Released, ReleasesRows};
+use crate::{
+    Age, Ago, Claim, ClaimLease, ClockMicros, Error, Lease, Released, ReleasesRows, RenewedAgo,
+};
 use renewal::{renew_together, RenewedRow};
 #[doc(hidden)]
 pub use renewal::{KeyAndToken, PairsIn, ReadRenewed, Renewal};
@@ -27,7 +31,10 @@ pub use renewal::{ListsRowValues, RenewsRows};
 /// * `margin`: how long before the lease would run out it stops trusting a lease whose renewal
 ///   it could not confirm, by default a fifth of the lease;
 /// * `at_most`: the longest it keeps any claim (ShedLock's `lockAtMostFor`), after which it stops
-///   renewing and reports the lease lost; none by default.
+///   renewing and reports the lease lost; none by default;
+/// * `at_least`: the shortest it holds any claim (ShedLock's `lockAtLeastFor`), by the database's
+///   clock: a release before it leaves the rows dated so that no one takes them sooner; none by
+///   default.
 ///
 /// ```
 /// use std::time::Duration;
@@ -46,6 +53,7 @@ pub struct KeeperSettings {
     every: Duration,
     margin: Duration,
     at_most: Option<Duration>,
+    at_least: Option<Duration>,
 }
 
 impl KeeperSettings {
@@ -63,6 +71,7 @@ impl KeeperSettings {
             every: lease.as_duration() / 3,
             margin: lease.as_duration() / 5,
             at_most: None,
+            at_least: None,
         }
     }
 
@@ -105,6 +114,29 @@ impl KeeperSettings {
         }
     }
 
+    /// Hold every claim at least `at_least`, counted by the database's clock from [`Keeper::keep`]:
+    /// a release before then keeps the rows' owner and token and dates their `claimed_at` so that
+    /// they outlive the lease only once `at_least` has passed; a release after it frees them as
+    /// usual. For a job that must not run again too soon after it ran on one node (a scheduled
+    /// task on many nodes), whatever the nodes' clocks say.
+    ///
+    /// Until then the rows look held, and once it has passed they look outlived, not free: a
+    /// reaper of that table treats them as stale.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let settings = diesel_lease::KeeperSettings::new(diesel_lease::Lease::from_secs(30)?)
+    ///     .at_least(Duration::from_secs(300));
+    /// # let _ = settings;
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn at_least(self, at_least: Duration) -> Self {
+        Self {
+            at_least: Some(at_least),
+            ..self
+        }
+    }
+
     /// How often the keeper renews.
     ///
     /// ```
@@ -118,8 +150,18 @@ impl KeeperSettings {
     }
 
     /// The settings, or why they cannot keep a lease: a renewal must come well within the
-    /// trusted part of the lease.
+    /// trusted part of the lease, and a shortest hold must be a lease's length and no longer than
+    /// the longest.
     fn checked(self) -> Result<Self, Error> {
+        if let Some(at_least) = self.at_least {
+            Lease::new(at_least)?;
+            if self.at_most.is_some_and(|at_most| at_most < at_least) {
+                return Err(Error::InvalidLease(format!(
+                    "a shortest hold of {at_least:?} is longer than the longest, {:?}",
+                    self.at_most
+                )));
+            }
+        }
         let trusted = self.lease.as_duration().saturating_sub(self.margin);
         if self.every.is_zero() || self.margin.is_zero() || self.every >= trusted {
             return Err(Error::InvalidLease(format!(
@@ -262,11 +304,19 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         K: Clone + PartialEq + Send + Sync + 'static,
         C::Backend: KeepsRows<C, T, K>,
     {
+        let hold_until = match self.shared.settings.at_least {
+            Some(at_least) => {
+                let started = C::Backend::clock_micros(&mut *self.shared.pool.get()?)?;
+                Some(started.saturating_add(micros_of(at_least)))
+            }
+            None => None,
+        };
         let now = monotonic::instant();
         let state = Arc::new(KeptState {
             claim,
             settings: self.shared.settings,
             kept_since: now,
+            hold_until,
             statement: Mutex::new(()),
             inner: Mutex::new(Inner {
                 held: keys,
@@ -425,6 +475,11 @@ impl<C: R2D2Connection + 'static> Shared<C> {
     }
 }
 
+/// `duration` in microseconds; a shortest hold was checked to be a lease's length.
+fn micros_of(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
+
 /// The part of a lease a keeper trusts after a renewal it confirmed.
 fn trusted_part(settings: KeeperSettings) -> Duration {
     settings.lease.as_duration().saturating_sub(settings.margin)
@@ -449,6 +504,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ```
 pub trait KeepsRows<C, T: ClaimLease, K>: RenewsRows<Renewal<T, K>, KeyAndToken<T>, ReadRenewed<T, K>, C, RenewedRow<K>>
     + ReleasesRows<'static, GuardedUpdate<T, K, Released<T>>, T::PrimaryKey, LockHeldRows<T, K>, C, K>
+    + ReleasesRows<
+        'static,
+        GuardedUpdate<T, K, RenewedAgo<T>>,
+        T::PrimaryKey,
+        LockHeldRows<T, K>,
+        C,
+        K,
+    > + ReadsClock<C>
 {
 }
 
@@ -463,8 +526,45 @@ where
             LockHeldRows<T, K>,
             C,
             K,
-        >,
+        > + ReleasesRows<
+            'static,
+            GuardedUpdate<T, K, RenewedAgo<T>>,
+            T::PrimaryKey,
+            LockHeldRows<T, K>,
+            C,
+            K,
+        > + ReadsClock<C>,
 {
+}
+
+/// A backend whose clock can be read through connections `C`, as [`ClockMicros`]: every backend
+/// the library supports.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel_lease::ReadsClock;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let micros = diesel::sqlite::Sqlite::clock_micros(conn)?;
+/// assert!(micros > 0);
+/// # Ok(())
+/// # }
+/// ```
+pub trait ReadsClock<C> {
+    /// The database's time now, in microseconds since the Unix epoch.
+    fn clock_micros(conn: &mut C) -> QueryResult<i64>;
+}
+
+impl<C, DB> ReadsClock<C> for DB
+where
+    C: Connection<Backend = DB>,
+    DB: Backend,
+    diesel::dsl::select<ClockMicros>: LoadQuery<'static, C, i64>,
+{
+    fn clock_micros(conn: &mut C) -> QueryResult<i64> {
+        diesel::select(ClockMicros).get_result(conn)
+    }
 }
 
 /// The claims a keeper keeps on one table, whatever the table and its key type.
@@ -501,6 +601,8 @@ struct KeptState<K> {
     claim: Claim,
     settings: KeeperSettings,
     kept_since: Instant,
+    /// The end of the shortest hold, by the database's clock in microseconds since the epoch.
+    hold_until: Option<i64>,
     /// Held while a statement of this claim runs, so that a renewal and a release never cross
     /// (a renewal landing after the release would report the release as a loss).
     statement: Mutex<()>,
@@ -572,6 +674,20 @@ impl<K: Clone + PartialEq> KeptState<K> {
     fn is_done(&self) -> bool {
         let inner = lock(&self.inner);
         inner.released.is_some() || !inner.renewing
+    }
+
+    /// How much of the shortest hold is left, in microseconds by the database's clock; `None`
+    /// when there is none, or it has passed.
+    fn hold_left<C>(&self, conn: &mut C) -> Result<Option<i64>, Error>
+    where
+        C: Connection,
+        C::Backend: ReadsClock<C>,
+    {
+        let Some(hold_until) = self.hold_until else {
+            return Ok(None);
+        };
+        let left = hold_until.saturating_sub(C::Backend::clock_micros(conn)?);
+        Ok((left > 0).then_some(left))
     }
 
     fn past_longest_hold(&self) -> bool {
@@ -719,13 +835,22 @@ where
             Vec::new()
         } else {
             let mut conn = self.pool.get()?;
-            guarded_update(
-                self.table,
-                &state.claim,
-                keys,
-                self.table.released(),
-                &mut *conn,
-            )?
+            match state.hold_left::<C>(&mut conn)? {
+                // Dated to outlive the lease when the shortest hold ends: a moment later, by
+                // the time this statement runs, never sooner.
+                Some(left) => {
+                    let lease = *Age::from(state.settings.lease).micros();
+                    let dated = T::ClaimedAt::default().eq(Ago::micros(lease.saturating_sub(left)));
+                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
+                }
+                None => guarded_update(
+                    self.table,
+                    &state.claim,
+                    keys,
+                    self.table.released(),
+                    &mut *conn,
+                )?,
+            }
         };
         crate::events::released::<T>(&state.claim, released.len());
         let mut inner = lock(&state.inner);
@@ -860,7 +985,8 @@ impl<K: Clone + PartialEq> Kept<K> {
     }
 
     /// Stops keeping the claim and releases the rows it still holds, guarded by its token, in
-    /// one statement; gives back their keys. A release that ran before (this handle's, or the
+    /// one statement (after a reading of the database's clock, with a shortest hold: before it
+    /// has passed, the rows are dated rather than freed); gives back their keys. A release that ran before (this handle's, or the
     /// keeper's when it stopped) releases nothing again. On an error nothing was released, and
     /// dropping the handle tries once more.
     ///

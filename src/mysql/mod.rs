@@ -60,6 +60,12 @@ impl DatabaseClock for Mysql {
         out.push_sql(", UTC_TIMESTAMP(6))");
         Ok(())
     }
+
+    fn walk_clock_micros(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        // Two DATETIMEs in UTC: no session time zone takes part.
+        out.push_sql("TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))");
+        Ok(())
+    }
 }
 
 impl TimestampOn<Mysql> for Datetime {}

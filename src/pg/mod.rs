@@ -47,6 +47,12 @@ impl DatabaseClock for Pg {
         out.push_sql(")) * 1000000 AS BIGINT)");
         Ok(())
     }
+
+    fn walk_clock_micros(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        // EXTRACT(EPOCH ..) of a timestamptz counts from 1970 UTC, whatever the session's zone.
+        out.push_sql("CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000000 AS BIGINT)");
+        Ok(())
+    }
 }
 
 impl TimestampOn<Pg> for Timestamptz {}

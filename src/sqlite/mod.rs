@@ -31,9 +31,11 @@ impl DatabaseClock for Sqlite {
     }
 
     fn walk_ago<'b>(micros: &'b i64, mut out: AstPass<'_, 'b, Self>) -> QueryResult<()> {
-        out.push_sql("strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ");
+        // Signed, so that a negative age (a time to come) is a valid modifier too: an invalid
+        // one would make the whole timestamp NULL.
+        out.push_sql("strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.6f seconds', -(");
         out.push_bind_param::<BigInt, _>(micros)?;
-        out.push_sql(" / 1000000.0))");
+        out.push_sql(") / 1000000.0))");
         Ok(())
     }
 
@@ -45,6 +47,14 @@ impl DatabaseClock for Sqlite {
         out.push_sql("(CAST(ROUND((julianday('now') - julianday(");
         timestamp.walk_ast(out.reborrow())?;
         out.push_sql(")) * 86400000.0) AS INTEGER) * 1000)");
+        Ok(())
+    }
+
+    fn walk_clock_micros(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        // 2440587.5 is the Julian day of 1970-01-01 00:00 UTC; milliseconds, as above.
+        out.push_sql(
+            "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) * 1000)",
+        );
         Ok(())
     }
 }

@@ -12,3 +12,8 @@ native_jobs!(
     "CREATE TABLE native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
      claim_token VARCHAR(255) COLLATE utf8mb4_bin, claimed_at DATETIME(6))"
 );
+
+/// `column`, moved `secs` seconds back: time passing for a row, in SQL.
+pub fn earlier(column: &str, secs: u32) -> String {
+    format!("{column} - INTERVAL {secs} SECOND")
+}

@@ -10,3 +10,6 @@ server_backend!(
 );
 
 pub use super::postgres::native;
+// Used by the keeper scenarios only, and this module is compiled into every test binary.
+#[allow(unused_imports)]
+pub use super::postgres::earlier;

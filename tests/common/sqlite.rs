@@ -64,3 +64,8 @@ native_jobs!(
     Timestamp,
     "CREATE TABLE native_jobs (id TEXT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT)"
 );
+
+/// `column`, moved `secs` seconds back: time passing for a row, in SQL.
+pub fn earlier(column: &str, secs: u32) -> String {
+    format!("strftime('%Y-%m-%d %H:%M:%f', {column}, '-{secs} seconds')")
+}

@@ -333,8 +333,63 @@ fn settings_that_cannot_keep_a_lease_are_refused_before_any_thread_starts() {
         KeeperSettings::new(lease).every(Duration::from_secs(3)),
         KeeperSettings::new(lease).margin(Duration::from_secs(3)),
         KeeperSettings::new(lease).every(Duration::ZERO),
+        KeeperSettings::new(lease).at_least(Duration::ZERO),
+        KeeperSettings::new(lease).at_least(Duration::from_secs(61)).at_most(Duration::from_secs(60)),
     ] {
         let started = Keeper::start(backend::pool_of(1), settings);
         assert!(matches!(started, Err(diesel_lease::Error::InvalidLease(_))), "{settings:?}: {started:?}");
     }
+}
+
+/// Whether a claim of another worker's, with `lease`, takes the row `id` now.
+fn taken_by_another(pool: &Pool, id: &str, lease: Lease) -> bool {
+    let outcome: Claimed<Job, _, _> = lease_jobs::table
+        .claim_row(id, lease)
+        .returning(Job::as_select())
+        .by(Claim::new("worker-2").unwrap(), &mut pool.get().unwrap())
+        .unwrap();
+    outcome.won().is_some()
+}
+
+/// Moves the lease of row `id` `secs` seconds into the past.
+fn age_row(pool: &Pool, id: &str, secs: u32) {
+    let sql = format!("UPDATE lease_jobs SET leased_at = {} WHERE id = '{id}'", backend::earlier("leased_at", secs));
+    assert_eq!(diesel::sql_query(sql).execute(&mut pool.get().unwrap()).unwrap(), 1);
+}
+
+#[test]
+fn a_release_before_the_shortest_hold_leaves_the_row_to_no_one_until_it_has_passed() {
+    let Some(shared) = backend::pool() else { return };
+    let lease = Lease::from_secs(30).unwrap();
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, lease);
+    let keeper = Keeper::start(backend::pool_of(2), fast(lease).at_least(Duration::from_secs(600))).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), ids.clone()).unwrap();
+    assert_eq!(kept.release().unwrap(), ids, "released, as far as the holder goes");
+    let row = job(&shared, &ids[0]);
+    assert_eq!(row.lease_token.as_deref(), Some(claim.token()), "the row still names its holder");
+    assert!(row.leased_at.is_some(), "dated, never NULL: a held row without a date is never outlived");
+    assert!(!taken_by_another(&shared, &ids[0], lease), "not taken right after the release");
+
+    // 540 s later, far past a lease of 30 s, the shortest hold of 600 s has not passed yet.
+    age_row(&shared, &ids[0], 540);
+    assert!(!taken_by_another(&shared, &ids[0], lease), "not taken before the shortest hold has passed");
+    // 610 s after the keeper kept it, it has.
+    age_row(&shared, &ids[0], 70);
+    assert!(taken_by_another(&shared, &ids[0], lease), "taken once the shortest hold has passed");
+}
+
+#[test]
+fn a_release_after_the_shortest_hold_frees_the_row_at_once() {
+    let Some(shared) = backend::pool() else { return };
+    let ids = queued(&shared, 1);
+    let (ids, claim) = claimed(&shared, &ids, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_least(Duration::from_millis(1))).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
+    // Two rounds of 20 ms: the shortest hold of 1 ms is over by any clock.
+    after_rounds(&keeper, 2);
+    assert_eq!(kept.release().unwrap(), ids);
+    let row = job(&shared, &ids[0]);
+    assert_eq!((row.lease_token, row.leased_at), (None, None), "freed, not dated");
+    assert!(taken_by_another(&shared, &ids[0], minute()));
 }

@@ -272,6 +272,8 @@ fn a_different_session_time_zone_changes_no_answer() {
     let (at_here, at_there) = (job(&mut conn, &here).leased_at.unwrap(), job(&mut conn, &there).leased_at.unwrap());
     assert!((at_there - at_here).num_seconds().abs() < 30, "comparable timestamps: {at_here} vs {at_there}");
     assert_eq!(job(&mut far, &here).leased_at, Some(at_here), "both sessions read the same instant");
+    let clock: i64 = diesel::select(diesel_lease::ClockMicros).get_result(&mut far).unwrap();
+    assert!((clock - at_here.timestamp_micros()).abs() < 30_000_000, "the far session's clock reading is the same instant: {clock}");
 
     let rival = Claim::new("rival").unwrap();
     assert_eq!(claim(&mut far, &here, &rival, minute()), None, "fresh from the far session too");
