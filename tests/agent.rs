@@ -12,6 +12,7 @@ mod postgres {
 mod mysql {
     use crate::common::mysql as backend;
     include!("scenarios/agent.rs");
+    include!("scenarios/agent_mysql.rs");
 }
 
 #[cfg(feature = "sqlite")]

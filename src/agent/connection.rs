@@ -17,7 +17,7 @@ type Chats = conversations::table;
 type Users = user_settings::table;
 type ChatById<'a> = dsl::Eq<conversations::id, &'a str>;
 type UserById<'a> = dsl::Eq<user_settings::user_id, &'a str>;
-type ChatOfUser<'a> = dsl::And<ChatById<'a>, dsl::Eq<conversations::user_id, &'a str>>;
+pub(super) type ChatOfUser<'a> = dsl::And<ChatById<'a>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatHeldBy<'a> = dsl::And<ChatById<'a>, HeldBy<'a, Chats>>;
 type UserHeldBy<'a> = dsl::And<UserById<'a>, HeldBy<'a, Users>>;
 
@@ -94,6 +94,15 @@ pub(crate) use sealed::Sealed;
 #[allow(private_interfaces)]
 pub trait AgentConnection: Connection {
     #[doc(hidden)]
+    fn take_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+    ) -> QueryResult<Option<bool>>;
+    #[doc(hidden)]
     fn claim_chat(
         &mut self,
         _: Sealed,
@@ -162,10 +171,11 @@ pub trait AgentConnection: Connection {
     ) -> QueryResult<bool>;
 }
 
-#[allow(private_interfaces)]
+#[allow(private_interfaces, private_bounds)]
 impl<C> AgentConnection for C
 where
     C: Connection,
+    C::Backend: TakesBothLocks<C>,
     for<'a> ClaimChat<'a>: ExecuteDsl<C>,
     for<'a> KeepChat<'a>: ExecuteDsl<C>,
     for<'a> ClaimUser<'a>: ExecuteDsl<C>,
@@ -179,6 +189,17 @@ where
     for<'a> HoldsBoth<'a>: LoadQuery<'a, C, bool>,
     for<'a> HoldsFreshChat<'a>: LoadQuery<'a, C, bool>,
 {
+    fn take_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+    ) -> QueryResult<Option<bool>> {
+        C::Backend::take_both(self, chat, user, claim, ttl)
+    }
+
     fn claim_chat(
         &mut self,
         _: Sealed,
@@ -326,6 +347,32 @@ where
         query.get_result(self)
     }
 }
+
+/// A backend on which a turn may take both of its locks in one statement, without a
+/// transaction: whether it took them (`None`: the backend has no such statement).
+pub(crate) trait TakesBothLocks<C> {
+    fn take_both(
+        conn: &mut C,
+        chat: &str,
+        user: &str,
+        claim: &Claim,
+        ttl: Lease,
+    ) -> QueryResult<Option<bool>>;
+}
+
+/// PostgreSQL and SQLite: a transaction costs them a round trip at each end, no more.
+macro_rules! takes_both_in_a_transaction {
+    ($($feature:literal $backend:ty),+) => {$(
+        #[cfg(feature = $feature)]
+        impl<C> TakesBothLocks<C> for $backend {
+            fn take_both(_: &mut C, _: &str, _: &str, _: &Claim, _: Lease) -> QueryResult<Option<bool>> {
+                Ok(None)
+            }
+        }
+    )+};
+}
+
+takes_both_in_a_transaction!("postgres" diesel::pg::Pg, "sqlite" diesel::sqlite::Sqlite);
 
 /// Runs an update; whether it changed (on MySQL: matched) any row.
 fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> QueryResult<bool> {

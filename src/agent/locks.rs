@@ -129,6 +129,11 @@ impl AgentLocks {
     /// got [`Error::OutcomeUnknown`] may simply retry; the same `turn` in a second conversation
     /// is refused.
     ///
+    /// Both locks are taken in one transaction; on MySQL/MariaDB, where Diesel's `BEGIN` and
+    /// `COMMIT` cost three round trips each, a turn that finds both free takes them in one
+    /// multi-table `UPDATE` instead, atomic on its own, and only the other outcomes (a lock held,
+    /// a missing settings row, a retry) go on to the transaction.
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, TurnRef};
@@ -154,6 +159,14 @@ impl AgentLocks {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
         let claim = Claim::with_token(&self.node, turn.as_str())?;
         with_attempts(conn, user, |conn| {
+            // Where one statement takes both, a won race needs nothing more; any other outcome
+            // (a lock held, a row missing, a retry of this turn) is sorted out below.
+            match conn.take_both(Sealed(()), conversation, user, &claim, self.ttl) {
+                Ok(Some(true)) => return Ok(()),
+                Ok(_) => {}
+                // A statement that may have committed before its answer was lost.
+                Err(error) => return Err(Abort::Failed(Error::from(error).outcome_unknown())),
+            }
             transaction(conn, |conn| {
                 let again = self.take_chat(conn, conversation, user, &claim)?;
                 self.take_user(conn, user, &claim, Age::ZERO, again)

@@ -31,6 +31,8 @@ mod error;
 mod kept;
 mod locks;
 mod migrations;
+#[cfg(feature = "mysql")]
+mod mysql;
 mod refs;
 pub mod schema;
 

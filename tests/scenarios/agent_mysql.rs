@@ -1,0 +1,36 @@
+// MySQL/MariaDB only, included by tests/agent.rs beside the shared scenarios.
+
+/// How many statements the server has run for this session, by its own count.
+fn questions(conn: &mut backend::Conn) -> i64 {
+    #[derive(QueryableByName)]
+    struct Status {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        #[diesel(column_name = Value)]
+        value: String,
+    }
+    let status: Status = diesel::sql_query("SHOW SESSION STATUS LIKE 'Questions'").get_result(conn).unwrap();
+    status.value.parse().unwrap()
+}
+
+#[test]
+fn a_turn_that_finds_both_locks_free_takes_them_in_one_statement_without_a_transaction() {
+    let Some(mut conn) = connection() else { return };
+    let locks = locks("node-a");
+    // A turn elsewhere first: it prepares the statement, so that what follows is its execution.
+    let warm_user = new_user();
+    let warm_chat = new_chat(&mut conn, &warm_user);
+    locks.acquire(&mut *conn, &warm_chat, &warm_user, &turn()).unwrap();
+    let user = new_user();
+    let chat = new_chat(&mut conn, &user);
+    diesel::insert_into(user_settings::table).values(user_settings::user_id.eq(&user)).execute(&mut *conn).unwrap();
+
+    let before = questions(&mut conn);
+    let turn = turn();
+    locks.acquire(&mut *conn, &chat, &user, &turn).unwrap();
+    let statements = questions(&mut conn) - before - 1;
+
+    assert_eq!(statements, 1, "one UPDATE: no BEGIN, no COMMIT, no second UPDATE");
+    let reference = Some(turn.as_str().to_owned());
+    assert_eq!(chat_lock(&mut conn, &chat), (Some("node-a".to_owned()), reference.clone()));
+    assert_eq!(user_lock(&mut conn, &user), Some((Some("node-a".to_owned()), reference)));
+}
