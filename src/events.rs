@@ -44,6 +44,13 @@ pub(crate) fn released<T>(claim: &Claim, rows: usize) {
     claim_event!(info, T, claim, rows, "lease released");
 }
 
+/// A release of `rows` rows of `T` that no caller waits for (a dropped handle, a keeper that
+/// stopped) failed with `error`: a warning, since the rows stay held until the lease runs out.
+pub(crate) fn not_released<T>(claim: &Claim, rows: usize, error: &dyn std::fmt::Display) {
+    #[cfg(feature = "tracing")]
+    claim_event!(warn, T, claim, rows, "lease not released; it runs out on its own", error = %error);
+}
+
 /// A reap took `rows` outlived rows of `T` from their holders.
 pub(crate) fn reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]

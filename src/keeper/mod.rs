@@ -184,7 +184,8 @@ impl KeeperSettings {
 /// The keeper owns a clone of an r2d2 pool and takes a connection for each renewal only; a
 /// broken connection is replaced by the pool at the next one. Size the pool for it (or give it a
 /// small pool of its own): a renewal that waits for a connection is a renewal that may come too
-/// late, and a release on drop waits for one too. Dropping the keeper stops it and releases every
+/// late. A release on drop waits for one no longer than a renewal interval; without one, it
+/// leaves the lease to run out on its own and warns operators (`tracing` feature). Dropping the keeper stops it and releases every
 /// claim it still keeps.
 ///
 /// ```
@@ -581,6 +582,12 @@ trait Releasing<K>: Send + Sync {
     /// Releases what `state` still holds, once; whether this call released. On an error
     /// nothing changed, and the release may be tried again.
     fn release(&self, state: &KeptState<K>) -> Result<bool, Error>;
+
+    /// Releases what `state` still holds as its handle is dropped or its keeper stops, with no
+    /// one to hear of an error but operators. It waits for a pool connection no longer than a
+    /// renewal interval, so that a drop never hangs on an exhausted pool: a lease it could not
+    /// release runs out on its own.
+    fn release_unattended(&self, state: &KeptState<K>);
 }
 
 /// The claims kept on one table, seen two ways: to renew them all, and, by their concrete
@@ -809,7 +816,7 @@ where
 
     fn release_all(&self) {
         for state in lock(&self.claims).drain(..) {
-            let _ = self.release(&state);
+            self.release_unattended(&state);
         }
     }
 }
@@ -823,6 +830,28 @@ where
     C::Backend: KeepsRows<C, T, K>,
 {
     fn release(&self, state: &KeptState<K>) -> Result<bool, Error> {
+        self.release_waiting(state, None)
+    }
+
+    fn release_unattended(&self, state: &KeptState<K>) {
+        if let Err(error) = self.release_waiting(state, Some(state.settings.every)) {
+            let rows = lock(&state.inner).held.len();
+            crate::events::not_released::<T>(&state.claim, rows, &error);
+        }
+    }
+}
+
+impl<C, T, K> TableClaims<C, T, K>
+where
+    C: R2D2Connection + 'static,
+    T: ClaimLease + Send + Sync + 'static,
+    T::PrimaryKey: Column,
+    K: Clone + PartialEq + Send + Sync + 'static,
+    C::Backend: KeepsRows<C, T, K>,
+{
+    /// [`Releasing::release`], waiting for a pool connection as long as the pool's own timeout,
+    /// or `wait`.
+    fn release_waiting(&self, state: &KeptState<K>, wait: Option<Duration>) -> Result<bool, Error> {
         let _statement = lock(&state.statement);
         let keys = {
             let inner = lock(&state.inner);
@@ -834,7 +863,10 @@ where
         let released = if keys.is_empty() {
             Vec::new()
         } else {
-            let mut conn = self.pool.get()?;
+            let mut conn = match wait {
+                Some(wait) => self.pool.get_timeout(wait)?,
+                None => self.pool.get()?,
+            };
             match state.hold_left::<C>(&mut conn)? {
                 // Dated to outlive the lease when the shortest hold ends: a moment later, by
                 // the time this statement runs, never sooner.
@@ -1016,8 +1048,7 @@ impl<K: Clone + PartialEq> Kept<K> {
 
 impl<K> Drop for Kept<K> {
     fn drop(&mut self) {
-        // A dropped handle has no one to tell of an error; the lease runs out on its own.
-        let _ = self.table.release(&self.state);
+        self.table.release_unattended(&self.state);
     }
 }
 

@@ -52,3 +52,30 @@ fn acquired_renewed_lost_released_and_reaped_reach_the_operator_with_table_owner
     let all = String::from_utf8_lossy(&all);
     assert!(all.lines().any(|line| line.contains("leases reaped") && line.contains("lease_jobs")), "reaped");
 }
+
+#[test]
+fn a_drop_that_finds_no_pool_connection_leaves_the_lease_to_run_out_and_warns() {
+    let Some(pool) = backend::pool() else { return };
+    crate::events();
+    let owner = unique_id("owner");
+    let minute = Lease::from_secs(60).unwrap();
+    let id = unique_id("unreleased");
+    diesel::insert_into(lease_jobs::table).values((lease_jobs::id.eq(&id), lease_jobs::status.eq("queued"))).execute(&mut pool.get().unwrap()).unwrap();
+    let batch: Batch<String> = lease_jobs::table.claim_batch(1, minute).filter(lease_jobs::id.eq(&id)).returning(lease_jobs::id).by(&owner, &mut pool.get().unwrap()).unwrap();
+    let (rows, claim) = batch.into_parts();
+    let keepers_pool = backend::pool_of(1);
+    let keeper = Keeper::start(keepers_pool.clone(), KeeperSettings::new(minute).every(Duration::from_millis(20))).unwrap();
+    let kept = keeper.keep(lease_jobs::table, claim.clone(), rows).unwrap();
+
+    let busy = keepers_pool.get().unwrap(); // the keeper's only connection, taken by the work
+    drop(kept);
+    drop(busy);
+
+    let token: Option<String> = lease_jobs::table.find(&id).select(lease_jobs::lease_token).first(&mut pool.get().unwrap()).unwrap();
+    assert_eq!(token.as_deref(), Some(claim.token()), "still held: it runs out with its lease");
+    let events = crate::events_of(&owner);
+    assert!(
+        events.iter().any(|line| line.contains("lease not released") && line.contains("WARN") && line.contains(claim.token())),
+        "{events:#?}"
+    );
+}
