@@ -8,6 +8,8 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection}
 use diesel::RunQueryDsl;
 use diesel_migrations::MigrationHarness;
 
+pub mod barrier;
+
 /// The support module of a server backend: its URL from `$variable`, the shared pool with the
 /// test tables, pools and connections of their own, and a session in a far time zone; every
 /// connection set up by `$customizer` (an `Option` of a boxed `CustomizeConnection`), if any.

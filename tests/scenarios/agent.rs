@@ -1,6 +1,6 @@
 // The agent locks' scenarios, included once per backend by tests/agent.rs: `backend` names the
 // backend's support module. Time passes by ageing rows: their busy_since moved back.
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -9,6 +9,7 @@ use diesel_lease::agent::schema::{conversations, user_settings};
 use diesel_lease::agent::{AgentLocks, ClickRef, Error, Holder, HolderKind, TurnRef};
 use diesel_lease::{Age, ClaimLease, Error as LeaseError, Lease};
 
+use crate::common::barrier::Barrier;
 use crate::common::{after_rounds, unique_id};
 
 type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;

@@ -1,6 +1,5 @@
 // The generic layer's scenarios, included once per backend by tests/lease.rs: `backend` names
 // the backend's support module (pool, connections), so every statement here is concrete.
-use std::sync::Barrier;
 use std::time::Duration;
 
 use diesel::prelude::*;
@@ -8,6 +7,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::{Error, LeaseHolder};
 
 use crate::common::jobs::{lease_jobs, Job};
+use crate::common::barrier::Barrier;
 use crate::common::unique_id;
 
 type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;
