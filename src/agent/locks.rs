@@ -164,8 +164,12 @@ impl AgentLocks {
             match conn.take_both(Sealed(()), conversation, user, &claim, self.ttl) {
                 Ok(Some(true)) => return Ok(()),
                 Ok(_) => {}
-                // A statement that may have committed before its answer was lost.
-                Err(error) => return Err(Abort::Failed(Error::from(error).outcome_unknown())),
+                // On its own, the statement may have committed before its answer was lost; in
+                // the caller's transaction, nothing has.
+                Err(error) if crate::strategy::in_no_transaction(conn) => {
+                    return Err(Abort::Failed(Error::from(error).outcome_unknown()))
+                }
+                Err(error) => return Err(error.into()),
             }
             transaction(conn, |conn| {
                 let again = self.take_chat(conn, conversation, user, &claim)?;

@@ -34,3 +34,28 @@ fn a_turn_that_finds_both_locks_free_takes_them_in_one_statement_without_a_trans
     assert_eq!(chat_lock(&mut conn, &chat), (Some("node-a".to_owned()), reference.clone()));
     assert_eq!(user_lock(&mut conn, &user), Some((Some("node-a".to_owned()), reference)));
 }
+
+#[derive(QueryableByName)]
+struct ConnectionId {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+}
+
+#[test]
+fn a_one_statement_acquire_whose_answer_is_lost_is_outcome_unknown_and_a_retry_holds_both_locks() {
+    let Some(mut setup) = connection() else { return };
+    let user = new_user();
+    let chat = new_chat(&mut setup, &user);
+    diesel::insert_into(user_settings::table).values(user_settings::user_id.eq(&user)).execute(&mut *setup).unwrap();
+    let mut victim = backend::connect();
+    let id: ConnectionId = diesel::sql_query("SELECT CONNECTION_ID() AS id").get_result(&mut victim).unwrap();
+    diesel::sql_query(format!("KILL CONNECTION {}", id.id)).execute(&mut *setup).unwrap();
+
+    let turn = turn();
+    let lost = locks("node-a").acquire(&mut victim, &chat, &user, &turn);
+    assert!(matches!(lost, Err(Error::OutcomeUnknown(_))), "the statement may have committed: {lost:?}");
+    locks("node-a").acquire(&mut *setup, &chat, &user, &turn).expect("a retry of the same turn is safe");
+    let reference = Some(turn.as_str().to_owned());
+    assert_eq!(chat_lock(&mut setup, &chat), (Some("node-a".to_owned()), reference.clone()));
+    assert_eq!(user_lock(&mut setup, &user), Some((Some("node-a".to_owned()), reference)));
+}
