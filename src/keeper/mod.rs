@@ -794,6 +794,49 @@ where
             }
         }
     }
+
+    /// [`Releasing::release`], waiting for a pool connection as long as the pool's own timeout,
+    /// or `wait`.
+    fn release_waiting(&self, state: &KeptState<K>, wait: Option<Duration>) -> Result<bool, Error> {
+        let _statement = lock(&state.statement);
+        let keys = {
+            let inner = lock(&state.inner);
+            if inner.released.is_some() {
+                return Ok(false);
+            }
+            inner.held.clone()
+        };
+        let released = if keys.is_empty() {
+            Vec::new()
+        } else {
+            let mut conn = match wait {
+                Some(wait) => self.pool.get_timeout(wait)?,
+                None => self.pool.get()?,
+            };
+            match state.hold_left::<C>(&mut conn)? {
+                // Dated to outlive the lease when the shortest hold ends: a moment later, by
+                // the time this statement runs, never sooner.
+                Some(left) => {
+                    let lease = *Age::from(state.settings.lease).micros();
+                    let dated = T::ClaimedAt::default().eq(Ago::micros(lease.saturating_sub(left)));
+                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
+                }
+                None => guarded_update(
+                    self.table,
+                    &state.claim,
+                    keys,
+                    self.table.released(),
+                    &mut *conn,
+                )?,
+            }
+        };
+        crate::events::released::<T>(&state.claim, released.len());
+        let mut inner = lock(&state.inner);
+        inner.renewing = false;
+        inner.held.clear();
+        inner.released = Some(released);
+        Ok(true)
+    }
 }
 
 impl<C, T, K> Renewing for TableClaims<C, T, K>
@@ -838,58 +881,6 @@ where
             let rows = lock(&state.inner).held.len();
             crate::events::not_released::<T>(&state.claim, rows, &error);
         }
-    }
-}
-
-impl<C, T, K> TableClaims<C, T, K>
-where
-    C: R2D2Connection + 'static,
-    T: ClaimLease + Send + Sync + 'static,
-    T::PrimaryKey: Column,
-    K: Clone + PartialEq + Send + Sync + 'static,
-    C::Backend: KeepsRows<C, T, K>,
-{
-    /// [`Releasing::release`], waiting for a pool connection as long as the pool's own timeout,
-    /// or `wait`.
-    fn release_waiting(&self, state: &KeptState<K>, wait: Option<Duration>) -> Result<bool, Error> {
-        let _statement = lock(&state.statement);
-        let keys = {
-            let inner = lock(&state.inner);
-            if inner.released.is_some() {
-                return Ok(false);
-            }
-            inner.held.clone()
-        };
-        let released = if keys.is_empty() {
-            Vec::new()
-        } else {
-            let mut conn = match wait {
-                Some(wait) => self.pool.get_timeout(wait)?,
-                None => self.pool.get()?,
-            };
-            match state.hold_left::<C>(&mut conn)? {
-                // Dated to outlive the lease when the shortest hold ends: a moment later, by
-                // the time this statement runs, never sooner.
-                Some(left) => {
-                    let lease = *Age::from(state.settings.lease).micros();
-                    let dated = T::ClaimedAt::default().eq(Ago::micros(lease.saturating_sub(left)));
-                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
-                }
-                None => guarded_update(
-                    self.table,
-                    &state.claim,
-                    keys,
-                    self.table.released(),
-                    &mut *conn,
-                )?,
-            }
-        };
-        crate::events::released::<T>(&state.claim, released.len());
-        let mut inner = lock(&state.inner);
-        inner.renewing = false;
-        inner.held.clear();
-        inner.released = Some(released);
-        Ok(true)
     }
 }
 
