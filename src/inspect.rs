@@ -2,6 +2,8 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use diesel::backend::Backend;
 use diesel::connection::Connection;
 use diesel::dsl;
@@ -12,15 +14,17 @@ use diesel::{Column, ExpressionMethods, QueryResult, RunQueryDsl, Table};
 
 use crate::claim_lease::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::strategy::{Both, SelectWhere};
-use crate::{ClaimLease, Error, Lease, MicrosSince, Outlived};
+use crate::{Age, ClaimLease, ClockMicros, Error, Lease, MicrosSince, Outlived};
 
-/// The columns read of a held row: its key, owner, token and age in microseconds.
+/// The columns read of a held row: its key, owner, token and age in microseconds, and the
+/// database's time of the read.
 #[doc(hidden)]
 pub type HoldingColumns<T> = (
     <T as Table>::PrimaryKey,
     OwnerOf<T>,
     TokenOf<T>,
     MicrosSince<ClaimedAtOf<T>>,
+    ClockMicros,
 );
 type IsHeld<T> = dsl::IsNotNull<TokenOf<T>>;
 /// The read of every held row.
@@ -30,7 +34,7 @@ pub type ReadHolders<T> = SelectWhere<T, HoldingColumns<T>, IsHeld<T>>;
 #[doc(hidden)]
 pub type ReadStale<T> = SelectWhere<T, HoldingColumns<T>, Both<IsHeld<T>, Outlived<T>>>;
 
-type HoldingRow<K> = (K, Option<String>, Option<String>, Option<i64>);
+type HoldingRow<K> = (K, Option<String>, Option<String>, Option<i64>, i64);
 
 /// A held row: whose it is, and for how long yet, by the database's clock.
 ///
@@ -42,6 +46,7 @@ type HoldingRow<K> = (K, Option<String>, Option<String>, Option<i64>);
 ///     key: 7_i64,
 ///     owner: "worker-1".into(),
 ///     token: "t1".into(),
+///     claimed_at: chrono::DateTime::UNIX_EPOCH,
 ///     age: Duration::from_secs(10),
 ///     time_left: Duration::from_secs(20),
 /// };
@@ -55,7 +60,11 @@ pub struct Holding<K> {
     pub owner: String,
     /// The holding claim's token.
     pub token: String,
-    /// How long ago it was claimed or last renewed.
+    /// When it was claimed or last renewed, by the database's clock, whatever the column's own
+    /// type (microseconds on PostgreSQL and MySQL, milliseconds on SQLite). A row a keeper
+    /// released before its shortest hold is dated later than its release.
+    pub claimed_at: DateTime<Utc>,
+    /// How long ago it was claimed or last renewed; zero for a row dated to come.
     pub age: Duration,
     /// How long until its lease runs out; zero once it has (the row is stale).
     pub time_left: Duration,
@@ -68,7 +77,14 @@ impl<K> Holding<K> {
     /// ```
     /// # use std::time::Duration;
     /// # use diesel_lease::Holding;
-    /// let holding = Holding { key: 1, owner: "w".into(), token: "t".into(), age: Duration::from_secs(99), time_left: Duration::ZERO };
+    /// let holding = Holding {
+    ///     key: 1,
+    ///     owner: "w".into(),
+    ///     token: "t".into(),
+    ///     claimed_at: chrono::DateTime::UNIX_EPOCH,
+    ///     age: Duration::from_secs(99),
+    ///     time_left: Duration::ZERO,
+    /// };
     /// assert!(holding.is_stale());
     /// ```
     pub fn is_stale(&self) -> bool {
@@ -162,6 +178,7 @@ fn holding_columns<T: ClaimLease>(table: T) -> HoldingColumns<T> {
         T::Owner::default(),
         T::ClaimToken::default(),
         MicrosSince::new(T::ClaimedAt::default()),
+        ClockMicros,
     )
 }
 
@@ -184,21 +201,27 @@ impl<T: ClaimLease, Read: HoldersRead<T>> Holders<T, Read> {
         Read::Query: LoadQuery<'q, C, HoldingRow<K>>,
     {
         let rows: Vec<HoldingRow<K>> = Read::query(self.table, self.lease).load(conn)?;
-        let lease = self.lease.as_duration();
+        let lease = *Age::from(self.lease).micros();
         let mut holdings: Vec<Holding<K>> = rows
             .into_iter()
-            .map(|(key, owner, token, micros)| {
-                let age = Duration::from_micros(micros.unwrap_or(0).max(0).unsigned_abs());
+            .map(|(key, owner, token, age, now)| {
+                // Both from the database, in one statement: its clock, and the row's age by it.
+                let age = age.unwrap_or(0);
+                let claimed_at = DateTime::from_timestamp_micros(now.saturating_sub(age))
+                    .unwrap_or(DateTime::<Utc>::MIN_UTC);
                 Holding {
                     key,
                     owner: owner.unwrap_or_default(),
                     token: token.unwrap_or_default(),
-                    age,
-                    time_left: lease.saturating_sub(age),
+                    claimed_at,
+                    age: Duration::from_micros(age.max(0).unsigned_abs()),
+                    time_left: Duration::from_micros(
+                        lease.saturating_sub(age).max(0).unsigned_abs(),
+                    ),
                 }
             })
             .collect();
-        holdings.sort_by_key(|holding| std::cmp::Reverse(holding.age));
+        holdings.sort_by_key(|holding| holding.claimed_at);
         Ok(holdings)
     }
 }

@@ -380,6 +380,9 @@ fn a_release_before_the_shortest_hold_leaves_the_row_to_no_one_until_it_has_pass
     assert_eq!(row.lease_token.as_deref(), Some(claim.token()), "the row still names its holder");
     assert!(row.leased_at.is_some(), "dated, never NULL: a held row without a date is never outlived");
     assert!(!taken_by_another(&shared, &ids[0], lease), "not taken right after the release");
+    let holders = lease_jobs::table.holders(lease).load::<_, String>(&mut shared.get().unwrap()).unwrap();
+    let dated = holders.iter().find(|holding| holding.key == ids[0]).expect("still listed as held");
+    assert!(dated.time_left > Duration::from_secs(540), "its time left runs to the end of the shortest hold: {dated:?}");
 
     // 540 s later, far past a lease of 30 s, the shortest hold of 600 s has not passed yet.
     age_row(&shared, &ids[0], 540);

@@ -386,6 +386,11 @@ fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
     let outlived: i64 = native_jobs::table.find(&id).filter(native_jobs::table.outlived(minute())).count().get_result(&mut *conn).unwrap();
     assert_eq!(outlived, 1);
     assert_eq!(take(&mut conn, &rival), 1, "outlived");
+    let holders = native_jobs::table.holders(minute()).load::<_, String>(&mut *conn).unwrap();
+    let held = holders.iter().find(|holding| holding.key == id).expect("held");
+    let now: i64 = diesel::select(diesel_lease::ClockMicros).get_result(&mut *conn).unwrap();
+    let since = now - held.claimed_at.timestamp_micros();
+    assert!((0..30_000_000).contains(&since), "claimed_at in UTC from the column's own type: {held:?}, {since} µs ago");
     let released = diesel::update(native_jobs::table.find(&id).filter(native_jobs::table.held_by(rival.token())))
         .set(native_jobs::table.released())
         .execute(&mut *conn)
@@ -793,6 +798,8 @@ fn holders_stale_rows_and_counts_per_owner_read_by_the_databases_clock() {
     assert_eq!(second_holds.token, claim.token());
     assert!(second_holds.age >= Duration::from_secs(30) && second_holds.age < Duration::from_secs(40), "{second_holds:?}");
     assert!(second_holds.time_left > Duration::from_secs(20) && second_holds.time_left <= Duration::from_secs(30));
+    let leased_at = job(&mut conn, &second_holds.key).leased_at.unwrap();
+    assert!((second_holds.claimed_at - leased_at).num_milliseconds().abs() <= 1, "{second_holds:?} against {leased_at}");
 
     let stale = ours(lease_jobs::table.stale(minute()).load(&mut *conn).unwrap());
     assert_eq!(stale.iter().map(|holding| &holding.key).collect::<Vec<_>>(), [&old[0]]);
