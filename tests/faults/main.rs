@@ -22,6 +22,7 @@ use std::time::Instant;
 mod agent_locks;
 mod db;
 mod fleet;
+mod galera;
 mod killed;
 mod queue;
 mod report;
@@ -46,7 +47,7 @@ type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
 /// backend. Scenario 4 brings its own PostgreSQL server and runs once.
-const SCENARIOS: [(&str, Run); 4] = [
+const SCENARIOS: [(&str, Run); 5] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -57,6 +58,7 @@ const SCENARIOS: [(&str, Run); 4] = [
         on_backend!(kind, agent_locks::run(url, outcome))
     }),
     ("restarts", |_, _, outcome| restarts::run(outcome)),
+    ("galera", |_, _, outcome| galera::run(outcome)),
 ];
 
 fn main() -> ExitCode {
@@ -88,6 +90,12 @@ fn main() -> ExitCode {
             "restarts" => backends
                 .iter()
                 .filter(|(kind, _)| *kind == Kind::Postgres)
+                .take(1)
+                .collect(),
+            // A cluster of the suite's own, of MariaDB's servers.
+            "galera" => backends
+                .iter()
+                .filter(|(kind, _)| *kind == Kind::Mysql)
                 .take(1)
                 .collect(),
             _ => backends.iter().collect(),
