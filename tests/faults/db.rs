@@ -1,5 +1,6 @@
 //! The suite's tables, the triggers that log every claim and takeover by the database's own
 //! clock, and what a scenario asks of a connection, written once for the three backends.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use diesel::dsl::{count_star, min};
@@ -93,7 +94,7 @@ impl Kind {
     }
 
     /// The clock the library reads on this backend, fixed for one statement on all three.
-    fn now(self) -> &'static str {
+    pub fn now(self) -> &'static str {
         match self {
             Kind::Postgres => "statement_timestamp()",
             Kind::Mysql => "UTC_TIMESTAMP(6)",
@@ -102,7 +103,7 @@ impl Kind {
     }
 
     /// Microseconds from `since` to the clock, as a BIGINT.
-    fn micros_since(self, since: &str) -> String {
+    pub fn micros_since(self, since: &str) -> String {
         match self {
             Kind::Postgres => format!(
                 "CAST(EXTRACT(EPOCH FROM (statement_timestamp() - {since})) * 1000000 AS BIGINT)"
@@ -287,6 +288,33 @@ pub trait FaultConn: R2D2Connection + AgentConnection + 'static {
 
     /// What a pool of these connections needs.
     fn customized(builder: PoolBuilder<Self>) -> PoolBuilder<Self>;
+
+    /// What a pool of these connections needs behind a transaction pooler (PgBouncer).
+    fn pooled(builder: PoolBuilder<Self>) -> PoolBuilder<Self> {
+        Self::customized(builder)
+    }
+
+    /// The first column, `n`, of the first row of `sql` (a BIGINT, or NULL).
+    fn number(&mut self, sql: &str) -> QueryResult<Option<i64>>;
+
+    /// The column `n` of every row of `sql`.
+    fn numbers(&mut self, sql: &str) -> QueryResult<Vec<Option<i64>>>;
+
+    /// A write by a holder, guarded by its token (and, with `fresh`, by its lease by the
+    /// database's clock): counts itself in `done_count`; how many rows it changed.
+    fn guarded_write(
+        &mut self,
+        token: &str,
+        ids: &[i64],
+        fresh: Option<Lease>,
+    ) -> QueryResult<usize>;
+}
+
+/// A row of [`FaultConn::number`].
+#[derive(Debug, QueryableByName)]
+pub struct Number {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    pub n: Option<i64>,
 }
 
 pub type Pool<C> = diesel::r2d2::Pool<ConnectionManager<C>>;
@@ -303,11 +331,18 @@ pub fn user(n: usize) -> String {
 
 macro_rules! fault_conn {
     ($conn:ty, $kind:expr, $customized:expr) => {
+        fault_conn!($conn, $kind, $customized, $customized);
+    };
+    ($conn:ty, $kind:expr, $customized:expr, $pooled:expr) => {
         impl FaultConn for $conn {
             const KIND: Kind = $kind;
 
             fn customized(builder: PoolBuilder<Self>) -> PoolBuilder<Self> {
                 $customized(builder)
+            }
+
+            fn pooled(builder: PoolBuilder<Self>) -> PoolBuilder<Self> {
+                $pooled(builder)
             }
 
             fn claim_jobs(
@@ -405,6 +440,36 @@ macro_rules! fault_conn {
                 .get_result(self)
             }
 
+            fn number(&mut self, sql: &str) -> QueryResult<Option<i64>> {
+                diesel::sql_query(sql)
+                    .get_result::<Number>(self)
+                    .map(|row| row.n)
+            }
+
+            fn numbers(&mut self, sql: &str) -> QueryResult<Vec<Option<i64>>> {
+                diesel::sql_query(sql)
+                    .load::<Number>(self)
+                    .map(|rows| rows.into_iter().map(|row| row.n).collect())
+            }
+
+            fn guarded_write(
+                &mut self,
+                token: &str,
+                ids: &[i64],
+                fresh: Option<Lease>,
+            ) -> QueryResult<usize> {
+                let held = fault_jobs::table
+                    .filter(fault_jobs::id.eq_any(ids.to_vec()))
+                    .filter(fault_jobs::table.held_by(token));
+                let count = fault_jobs::done_count.eq(fault_jobs::done_count + 1);
+                match fresh {
+                    Some(lease) => diesel::update(held.filter(fault_jobs::table.fresh(lease)))
+                        .set(count)
+                        .execute(self),
+                    None => diesel::update(held).set(count).execute(self),
+                }
+            }
+
             fn migrate_agent(&mut self) -> Result<(), diesel_lease::agent::Error> {
                 diesel_lease::agent::run_migrations(self)
             }
@@ -462,7 +527,14 @@ macro_rules! fault_conn {
     };
 }
 
-fault_conn!(diesel::PgConnection, Kind::Postgres, std::convert::identity);
+fault_conn!(
+    diesel::PgConnection,
+    Kind::Postgres,
+    std::convert::identity,
+    |builder: PoolBuilder<_>| {
+        builder.connection_customizer(Box::new(diesel_lease::pg::PgTransactionPooling::default()))
+    }
+);
 fault_conn!(diesel::MysqlConnection, Kind::Mysql, std::convert::identity);
 fault_conn!(
     diesel::SqliteConnection,
@@ -474,15 +546,36 @@ fault_conn!(
     }
 );
 
+/// Whether the pools made now go through a transaction pooler, and so need its setup.
+static POOLING: AtomicBool = AtomicBool::new(false);
+
+/// Said to worker processes, which set their pools up the same way.
+pub const POOLING_ENV: &str = "LEASE_FAULTS_POOLING";
+
+/// From now on, pools are (or are not) set up for a transaction pooler.
+pub fn set_pooling(on: bool) {
+    POOLING.store(on, Ordering::SeqCst);
+}
+
+pub fn pooling() -> bool {
+    POOLING.load(Ordering::SeqCst)
+}
+
 /// A pool as the suite uses it: opened lazily (a worker may start while the server is down),
 /// a checkout given up after 1 s so that a worker learns of an outage and tries again, and on
-/// SQLite the library's pragmas (WAL, a writer waited for).
+/// SQLite the library's pragmas (WAL, a writer waited for); behind a transaction pooler
+/// ([`set_pooling`]), `PgTransactionPooling`.
 pub fn pool<C: FaultConn>(url: &str, size: u32) -> Pool<C> {
     let builder = Pool::builder()
         .max_size(size)
         .min_idle(Some(0))
         .connection_timeout(Duration::from_secs(1));
-    C::customized(builder).build_unchecked(ConnectionManager::new(url))
+    let builder = if pooling() {
+        C::pooled(builder)
+    } else {
+        C::customized(builder)
+    };
+    builder.build_unchecked(ConnectionManager::new(url))
 }
 
 /// Runs each statement of `sql` on `conn`.

@@ -156,6 +156,10 @@ impl Fleet {
             .process_group(0)
             .env(WORKER, format!("{} {} {name}", self.role, self.kind.arg()))
             .env(URL, &self.url)
+            .env(
+                crate::db::POOLING_ENV,
+                if crate::db::pooling() { "1" } else { "0" },
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

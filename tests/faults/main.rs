@@ -1,5 +1,6 @@
 //! The fault suite of `docs/reliability.md`: worker processes SIGKILLed, clocks skewed, a
-//! PostgreSQL server restarted and crashed, each scenario bounded in time and on loopback.
+//! PostgreSQL server restarted and crashed, a Galera cluster with a node killed, the keeper
+//! under faults, PgBouncer in transaction mode; each scenario bounded in time and on loopback.
 //! Every outcome is counted in the database, never in the workers' logs.
 //!
 //! ```text
@@ -22,7 +23,10 @@ use std::time::Instant;
 mod agent_locks;
 mod db;
 mod fleet;
+mod galera;
+mod keeper;
 mod killed;
+mod pgbouncer;
 mod queue;
 mod report;
 mod restarts;
@@ -45,8 +49,9 @@ macro_rules! on_backend {
 type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
-/// backend. Scenario 4 brings its own PostgreSQL server and runs once.
-const SCENARIOS: [(&str, Run); 4] = [
+/// backend. The restarts and the keeper's stopped server bring their own PostgreSQL, Galera
+/// its own cluster; the restarts, Galera and PgBouncer run once.
+const SCENARIOS: [(&str, Run); 7] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -57,6 +62,11 @@ const SCENARIOS: [(&str, Run); 4] = [
         on_backend!(kind, agent_locks::run(url, outcome))
     }),
     ("restarts", |_, _, outcome| restarts::run(outcome)),
+    ("galera", |_, _, outcome| galera::run(outcome)),
+    ("keeper", |kind, url, outcome| {
+        on_backend!(kind, keeper::run(url, outcome))
+    }),
+    ("pgbouncer", |_, _, outcome| pgbouncer::run(outcome)),
 ];
 
 fn main() -> ExitCode {
@@ -83,11 +93,18 @@ fn main() -> ExitCode {
         }
         println!("== {name}");
         let scenario_started = timer();
-        // The restarts bring their own server: they run once, not per backend.
+        // The restarts bring their own server, and PgBouncer is PostgreSQL's: they run once,
+        // not per backend.
         let on: Vec<&(Kind, String)> = match name {
-            "restarts" => backends
+            "restarts" | "pgbouncer" => backends
                 .iter()
                 .filter(|(kind, _)| *kind == Kind::Postgres)
+                .take(1)
+                .collect(),
+            // A cluster of the suite's own, of MariaDB's servers.
+            "galera" => backends
+                .iter()
+                .filter(|(kind, _)| *kind == Kind::Mysql)
                 .take(1)
                 .collect(),
             _ => backends.iter().collect(),
@@ -173,6 +190,7 @@ fn worker_main(spec: &str) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let url = std::env::var(fleet::URL).unwrap_or_default();
+    db::set_pooling(std::env::var(db::POOLING_ENV).as_deref() == Ok("1"));
     if role.starts_with("queue") {
         on_backend!(kind, queue::work(&url, name, role))
     } else {

@@ -174,6 +174,17 @@ pub fn wait_until_finished<C: FaultConn>(fleet: &mut Fleet, pool: &Pool<C>) {
 /// What the database says of the queue: every job done exactly once, and every takeover of an
 /// outlived claim. With `killed`, a run that saw no takeover tested nothing and fails.
 pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcome: &mut Outcome) {
+    verdict_of(pool, tally, killed, JOBS, outcome);
+}
+
+/// [`verdict`] of a queue of `jobs` jobs.
+pub fn verdict_of<C: FaultConn>(
+    pool: &Pool<C>,
+    tally: &Tally,
+    killed: bool,
+    jobs: i64,
+    outcome: &mut Outcome,
+) {
     let read = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
         let counts = conn.job_counts().map_err(|e| e.to_string())?;
         let takeovers = conn
@@ -195,8 +206,8 @@ pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcom
         tally.stale,
     );
     outcome.figure("worker errors, by kind", tally.errors_text());
-    outcome.check(counts.jobs == JOBS, || {
-        format!("{} jobs in the queue, not {JOBS}", counts.jobs)
+    outcome.check(counts.jobs == jobs, || {
+        format!("{} jobs in the queue, not {jobs}", counts.jobs)
     });
     outcome.check(counts.open == 0, || {
         format!("{} jobs lost: not done at the end", counts.open)

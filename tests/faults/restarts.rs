@@ -146,14 +146,14 @@ fn first_claim_after(conn: &mut PgConnection, at: DateTime<Utc>) -> QueryResult<
 
 /// The throwaway server: a data folder of its own under the temporary directory, owned by the
 /// `postgres` user when the suite runs as root (PostgreSQL refuses to run as root).
-struct Server {
-    bin: PathBuf,
+pub struct Server {
+    pub bin: PathBuf,
     dir: PathBuf,
-    port: u16,
+    pub port: u16,
 }
 
 impl Server {
-    fn start() -> Result<Server, String> {
+    pub fn start() -> Result<Server, String> {
         let bin = bin_dir()?;
         let port = (5433..5500)
             .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
@@ -183,7 +183,7 @@ impl Server {
         Ok(server)
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
@@ -200,7 +200,7 @@ impl Server {
     }
 
     /// `pg_ctl ACTION` on the server's folder and port, waiting for it to finish.
-    fn pg_ctl(&self, action: &[&str]) -> Result<(), String> {
+    pub fn pg_ctl(&self, action: &[&str]) -> Result<(), String> {
         // Durable commits: with synchronous_commit off, a crash would lose commits whose
         // success the workers were already told.
         let options = format!(
@@ -245,7 +245,7 @@ impl Server {
     }
 
     /// When the server first accepts a connection, by its own clock: polled every 10 ms.
-    fn accepting(&self) -> Result<DateTime<Utc>, String> {
+    pub fn accepting(&self) -> Result<DateTime<Utc>, String> {
         let mut last = String::new();
         for _ in 0..3_000 {
             match PgConnection::establish(&self.url()) {
