@@ -18,6 +18,7 @@ use diesel::mysql::{Mysql, MysqlType, MysqlValue};
 use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::query_dsl::LoadQuery;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Datetime, HasSqlType};
 use diesel::QueryResult;
 
@@ -115,8 +116,7 @@ where
     /// The rows the token still holds are locked first, so the `UPDATE` changes exactly those,
     /// and their keys are the answer.
     fn released(statement: S, _: Keys, locking: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
-        read_committed_next(conn)?;
-        conn.transaction(|conn| {
+        short_transaction(conn, |conn| {
             let held: Vec<Key> = locking.load(conn)?;
             if !held.is_empty() {
                 S::execute(statement, conn)?;
@@ -142,8 +142,7 @@ where
         read_back: ReadBack,
         conn: &mut C,
     ) -> QueryResult<Vec<Row>> {
-        read_committed_next(conn)?;
-        conn.transaction(|conn| {
+        short_transaction(conn, |conn| {
             if S::execute(statement, conn)? == 0 {
                 return Ok(Vec::new());
             }
@@ -178,8 +177,7 @@ where
         parts: BatchUpdateParts<T, F, O, Set, Selection, Changed>,
         conn: &mut C,
     ) -> QueryResult<Vec<R>> {
-        read_committed_next(conn)?;
-        conn.transaction(|conn| {
+        short_transaction(conn, |conn| {
             let keys: Vec<KeyOf<T>> = parts.candidates().load(conn)?;
             if keys.is_empty() {
                 return Ok(Vec::new());
@@ -223,15 +221,36 @@ key_types!(
 
 type KeyOf<T> = <SqlTypeOf<<T as diesel::Table>::PrimaryKey> as KeyType>::Value;
 
-/// The next transaction on `conn`, if it is the library's own, runs at READ COMMITTED: its
-/// locking reads take no gap locks and keep no lock on rows they pass over. Inside a
-/// transaction of the caller's, the caller's isolation stands.
-fn read_committed_next<C: Connection<Backend = Mysql>>(conn: &mut C) -> QueryResult<()> {
+/// `body` in a short transaction of the library's own, at READ COMMITTED: its locking reads take
+/// no gap locks and keep no lock on rows they pass over. Inside a transaction of the caller's,
+/// `body` runs in a savepoint and the caller's isolation stands.
+///
+/// A COMMIT that loses a write conflict (a Galera certification failure, error 1213) is a
+/// serialization failure, as the same error of any statement is: Diesel sends COMMIT as plain
+/// text, and reports an error of plain text as `Unknown`, so it is told by its message.
+fn short_transaction<C, T>(
+    conn: &mut C,
+    body: impl FnOnce(&mut C) -> QueryResult<T>,
+) -> QueryResult<T>
+where
+    C: Connection<Backend = Mysql>,
+{
     if in_no_transaction(conn) {
         conn.batch_execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
     }
-    Ok(())
+    conn.transaction(body).map_err(|error| match error {
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
+            if info.message().starts_with(LOST_CONFLICT) =>
+        {
+            DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, info)
+        }
+        other => other,
+    })
 }
+
+/// The message of MySQL's and MariaDB's error 1213 (`ER_LOCK_DEADLOCK`), in the servers' default
+/// language; under another `lc_messages` the error stays `Unknown`, as Diesel reports it.
+const LOST_CONFLICT: &str = "Deadlock found when trying to get lock";
 
 /// `VARCHAR(255)` owner and token in utf8mb4 with a binary collation, a `DATETIME(6)` claimed_at;
 /// several columns per `ALTER TABLE`, and `DROP INDEX .. ON` its table.

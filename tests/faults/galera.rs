@@ -401,14 +401,11 @@ fn contention(cluster: &Cluster, outcome: &mut Outcome) -> Result<(), String> {
         "contention: releases that returned an error",
         errors_text(&seen.release_errors),
     );
-    let unknown: BTreeMap<String, u64> = seen
-        .claim_errors
-        .iter()
-        .filter(|(kind, _)| !is_known_issue(kind))
-        .map(|(kind, count)| (kind.clone(), *count))
-        .collect();
-    outcome.check(unknown.is_empty(), || {
-        format!("claims returned errors: {}", errors_text(&unknown))
+    outcome.check(seen.claim_errors.is_empty(), || {
+        format!(
+            "claims returned errors: {}",
+            errors_text(&seen.claim_errors)
+        )
     });
     outcome.check(seen.double_holders == 0, || {
         format!("{} rows won while another held them", seen.double_holders)
@@ -433,18 +430,6 @@ fn contention(cluster: &Cluster, outcome: &mut Outcome) -> Result<(), String> {
     });
     outcome.check(seen.won > 0, || "no claim won".into());
     Ok(())
-}
-
-/// A known library issue, counted and published but not failed on while this is true: Diesel
-/// reports MySQL's error 1213 on a COMMIT (which its transaction manager sends as plain SQL, not
-/// as a prepared statement) as `DatabaseErrorKind::Unknown`, not `SerializationFailure`, so a
-/// batch claim (a short transaction on MariaDB) whose COMMIT loses certification reaches the
-/// caller as that error instead of "not claimed". Set to false once the library maps it.
-const BATCH_COMMIT_CONFLICT_IS_KNOWN: bool = true;
-
-fn is_known_issue(kind: &str) -> bool {
-    BATCH_COMMIT_CONFLICT_IS_KNOWN
-        && kind.starts_with("claim_batch: Database (Unknown): Deadlock found")
 }
 
 fn errors_text(errors: &BTreeMap<String, u64>) -> String {
