@@ -32,10 +32,17 @@ pub(crate) fn renewed<T>(claim: &Claim, rows: usize) {
     claim_event!(debug, T, claim, rows, "lease renewed");
 }
 
-/// A keeper found `rows` rows of `T` no longer held, or stopped trusting them, for `reason`.
-pub(crate) fn lost<T>(claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
+/// A keeper found `rows` rows of `table` no longer held, or stopped trusting them, for `reason`.
+pub(crate) fn lost(table: &str, claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
-    claim_event!(warn, T, claim, rows, "lease lost", reason = %reason);
+    tracing::warn!(
+        table,
+        owner = claim.owner(),
+        token = claim.token(),
+        rows,
+        reason = %reason,
+        "lease lost"
+    );
 }
 
 /// A release changed `rows` rows of `T` still held.

@@ -314,6 +314,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         };
         let now = monotonic::instant();
         let state = Arc::new(KeptState {
+            table: std::any::type_name::<T>(),
             claim,
             settings: self.shared.settings,
             kept_since: now,
@@ -605,6 +606,8 @@ struct TableClaims<C: R2D2Connection + 'static, T, K> {
 
 /// What the keeper and the work share of one kept claim.
 struct KeptState<K> {
+    /// The table's name, for operators.
+    table: &'static str,
     claim: Claim,
     settings: KeeperSettings,
     kept_since: Instant,
@@ -632,7 +635,7 @@ struct Inner<K> {
 impl<K: Clone + PartialEq> KeptState<K> {
     /// Whether the claim's rows are to be renewed now: not released, not given up, and not past
     /// the longest hold, which ends its renewals here.
-    fn to_renew<T: ClaimLease>(&self) -> bool {
+    fn to_renew(&self) -> bool {
         let mut inner = lock(&self.inner);
         if !inner.renewing || inner.released.is_some() {
             return false;
@@ -642,7 +645,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
             inner.reason.get_or_insert(LossReason::LongestHold);
             let rows = inner.held.len();
             drop(inner);
-            crate::events::lost::<T>(&self.claim, rows, &LossReason::LongestHold);
+            crate::events::lost(self.table, &self.claim, rows, &LossReason::LongestHold);
             return false;
         }
         true
@@ -656,7 +659,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
         let (still_held, lost): (Vec<K>, Vec<K>) =
             inner.held.drain(..).partition(|key| renewed.contains(&key));
         if !lost.is_empty() {
-            crate::events::lost::<T>(&self.claim, lost.len(), &LossReason::TakenOver);
+            crate::events::lost(self.table, &self.claim, lost.len(), &LossReason::TakenOver);
             inner.lost.extend(lost);
             inner.reason.get_or_insert(LossReason::TakenOver);
         }
@@ -667,13 +670,29 @@ impl<K: Clone + PartialEq> KeptState<K> {
     }
 
     /// A renewal failed with `error`: the trust deadline stays where it was, and once it has
-    /// passed, operators hear of the loss, once.
-    fn unconfirmed<T: ClaimLease>(&self, error: &Error) {
+    /// passed, the lease is lost.
+    fn unconfirmed(&self, error: &Error) {
         let mut inner = lock(&self.inner);
         inner.last_error = Some(error.to_string());
-        if monotonic::instant() >= inner.trusted_until && !inner.unconfirmed_told {
+        if monotonic::instant() >= inner.trusted_until {
+            self.give_up_unconfirmed(&mut inner);
+        }
+    }
+
+    /// Past the trust deadline: the lease is lost for good, and renewals stop, so that a renewal
+    /// that gets through later never revives a lease the work may have been told it lost.
+    /// Operators hear of it once.
+    fn give_up_unconfirmed(&self, inner: &mut Inner<K>) {
+        inner.renewing = false;
+        inner.reason.get_or_insert(LossReason::Unconfirmed);
+        if !inner.unconfirmed_told {
             inner.unconfirmed_told = true;
-            crate::events::lost::<T>(&self.claim, inner.held.len(), &LossReason::Unconfirmed);
+            crate::events::lost(
+                self.table,
+                &self.claim,
+                inner.held.len(),
+                &LossReason::Unconfirmed,
+            );
         }
     }
 
@@ -707,7 +726,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
     }
 
     fn loss(&self) -> Option<LeaseLost<K>> {
-        let inner = lock(&self.inner);
+        let mut inner = lock(&self.inner);
         let reason = if let Some(reason) = inner.reason {
             reason
         } else if inner.released.is_some() {
@@ -715,6 +734,7 @@ impl<K: Clone + PartialEq> KeptState<K> {
         } else if self.past_longest_hold() {
             LossReason::LongestHold
         } else if monotonic::instant() >= inner.trusted_until {
+            self.give_up_unconfirmed(&mut inner);
             LossReason::Unconfirmed
         } else {
             return None;
@@ -745,10 +765,8 @@ where
     fn renew(&self, claims: &[Arc<KeptState<K>>]) -> Result<bool, Error> {
         let _statements: Vec<MutexGuard<'_, ()>> =
             claims.iter().map(|state| lock(&state.statement)).collect();
-        let renewing: Vec<&Arc<KeptState<K>>> = claims
-            .iter()
-            .filter(|state| state.to_renew::<T>())
-            .collect();
+        let renewing: Vec<&Arc<KeptState<K>>> =
+            claims.iter().filter(|state| state.to_renew()).collect();
         let pairs: Vec<(K, String)> = renewing
             .iter()
             .flat_map(|state| {
@@ -788,7 +806,7 @@ where
             // An error leaves the trust deadline where it was: unreachable means lost in time.
             Err(error) => {
                 for state in renewing {
-                    state.unconfirmed::<T>(&error);
+                    state.unconfirmed(&error);
                 }
                 Err(error)
             }
@@ -1057,7 +1075,8 @@ pub enum LossReason {
     /// released behind the keeper's back.
     TakenOver,
     /// No renewal was confirmed within the lease less the margin (the database unreachable,
-    /// the row locked): the lease may have run out by the database's clock.
+    /// the row locked): the lease may have run out by the database's clock. Final: the keeper
+    /// stops renewing, and a renewal that gets through later does not make the claim held again.
     Unconfirmed,
     /// The longest hold passed; the keeper stopped renewing.
     LongestHold,

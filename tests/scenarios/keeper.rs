@@ -288,6 +288,12 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
 
     assert_eq!(kept.check().expect_err("lost").reason, LossReason::Unconfirmed);
     assert_eq!(fresh, 1, "lost by the keeper's reckoning before the lease ran out by the database's");
+
+    // The blocked renewal gets through now; the work was told of the loss, and it stays told.
+    let renewals = keeper.renewal_statements();
+    after_rounds(&keeper, 3);
+    assert_eq!(kept.check().expect_err("still lost").reason, LossReason::Unconfirmed);
+    assert!(keeper.renewal_statements() <= renewals + 1, "no renewals after the loss but the one in flight");
 }
 
 #[test]
