@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use diesel::backend::Backend;
+use diesel::connection::TransactionManager;
 use diesel::query_dsl::methods::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use diesel::{Column, Connection, ExpressionMethods, QueryResult, RunQueryDsl};
@@ -487,6 +488,14 @@ fn trusted_part(settings: KeeperSettings) -> Duration {
     settings.lease.as_duration().saturating_sub(settings.margin)
 }
 
+/// Marks `conn` broken, so that the pool closes it instead of handing it to the next renewal.
+/// After a failed statement it may be a connection the server killed, and r2d2 asks Diesel,
+/// which judges a connection broken by its transaction state alone: on MySQL/MariaDB, a pool
+/// that does not test connections on checkout would hand the dead one to every renewal after.
+fn given_back_broken<C: Connection>(conn: &mut C) {
+    C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
+}
+
 /// A mutex's guard; a poisoned mutex holds plain data that is still sound.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -781,11 +790,13 @@ where
         // The lease runs from the database's clock at the statement; the request's start on
         // ours is no later, so trusting from it can only end the trust sooner.
         let request_start = monotonic::instant();
-        let renewed = self
-            .pool
-            .get()
-            .map_err(Error::from)
-            .and_then(|mut conn| renew_together(self.table, pairs, &mut *conn));
+        let renewed = self.pool.get().map_err(Error::from).and_then(|mut conn| {
+            let renewed = renew_together(self.table, pairs, &mut *conn);
+            if renewed.is_err() {
+                given_back_broken(&mut *conn);
+            }
+            renewed
+        });
         match renewed {
             Ok(rows) => {
                 // Sorted by token once, so that each claim looks only at its own rows.
