@@ -232,13 +232,14 @@ where
     }
 }
 
-/// `values` padded to a power of two by repeating the last, in lists of at most
-/// [`MOST_VALUES_IN_ONE_LIST`].
+/// `values` padded to a power of two, two at least, by repeating the last, in lists of at most
+/// [`MOST_VALUES_IN_ONE_LIST`]. Never a list of one: MariaDB plans `(key, token) IN ((?, ?))`
+/// as a scan of the whole index, locking row after row, where two pairs make a range of keys.
 pub(crate) fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
     let padded: Vec<&T> = values
         .iter()
         .chain(values.last().into_iter().cycle())
-        .take(values.len().next_power_of_two())
+        .take(values.len().next_power_of_two().max(2))
         .collect();
     let lists: Vec<Vec<&T>> = padded
         .chunks(MOST_VALUES_IN_ONE_LIST)

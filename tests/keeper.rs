@@ -12,6 +12,7 @@ mod postgres {
 mod mysql {
     use crate::common::mysql as backend;
     include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_mysql.rs");
 }
 
 #[cfg(feature = "sqlite")]

@@ -31,7 +31,8 @@ macro_rules! server_backend {
         /// Starts a transaction that will write.
         pub const BEGIN_WRITE: &str = "BEGIN";
 
-        fn url() -> Option<&'static str> {
+        /// The server's URL, when it is configured.
+        pub fn url() -> Option<&'static str> {
             static URL: OnceLock<Option<String>> = OnceLock::new();
             URL.get_or_init(|| super::server_url($name, $variable))
                 .as_deref()
