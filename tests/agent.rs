@@ -1,4 +1,5 @@
 //! The agent turn and user locks, on every configured backend.
+#![cfg(feature = "agent")]
 mod common;
 
 #[cfg(feature = "postgres")]
