@@ -442,8 +442,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn keeps<DB: diesel_lease::KeepsRows<diesel::SqliteConnection, jobs::table, i64>>() {}
 /// # fn main() {
+/// # #[cfg(feature = "sqlite")]
 /// keeps::<diesel::sqlite::Sqlite>();
 /// # }
 /// ```
