@@ -76,6 +76,11 @@ pub mod sql_types;
 mod strategy;
 mod update;
 
+// The doctests' shared setup, which they pull in with `include!`, declared for rustfmt alone and
+// never compiled as part of the library: `cargo fmt` formats and checks it through this line.
+#[cfg(any())]
+mod doctest_setup;
+
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
