@@ -31,6 +31,7 @@ pub(crate) fn batch_limit(size: usize) -> Result<i64, Error> {
 ///
 /// ```
 /// # include!("doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn runs<'q, Parts, C, R>()
 /// where
 ///     diesel::sqlite::Sqlite: diesel_lease::RunsBatchUpdates<'q, Parts, C, R>,

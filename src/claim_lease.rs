@@ -373,6 +373,7 @@ pub trait ClaimLease: Table + Copy + Default {
     /// wants the row unchanged since its own take, not only still its own.
     ///
     /// ```
+    /// # mod setup { include!("doctest_setup.rs"); }
     /// use diesel::prelude::*;
     /// use diesel_lease::prelude::*;
     ///
@@ -391,8 +392,12 @@ pub trait ClaimLease: Table + Copy + Default {
     /// diesel_lease::claim_lease!(tasks { owner: owner, claim_token: claim_token, claimed_at: claimed_at, fence: fence });
     ///
     /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # #[cfg(feature = "sqlite")]
     /// let conn = &mut SqliteConnection::establish(":memory:")?;
+    /// # #[cfg(not(feature = "sqlite"))] let conn = &mut setup::empty_connection()?;
+    /// # #[cfg(feature = "sqlite")]
     /// diesel::sql_query("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner TEXT, claim_token TEXT, claimed_at TEXT, fence BIGINT NOT NULL DEFAULT 0)").execute(conn)?;
+    /// # #[cfg(not(feature = "sqlite"))] diesel::sql_query(format!("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner VARCHAR(255), claim_token VARCHAR(255), claimed_at {}, fence BIGINT NOT NULL DEFAULT 0)", setup::TIMESTAMP)).execute(conn)?;
     /// diesel::sql_query("INSERT INTO tasks (id) VALUES (1)").execute(conn)?;
     /// let outcome: Claimed<i64, _, _> = tasks::table.claim_row(1, Lease::from_secs(30)?).returning(tasks::id).by(Claim::new("w")?, conn)?;
     /// let won = outcome.won().expect("claimable");
@@ -625,6 +630,7 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 /// error.
 ///
 /// ```
+/// # mod setup { include!("doctest_setup.rs"); }
 /// diesel::table! {
 ///     use diesel::sql_types::*;
 ///     use diesel_lease::sql_types::UtcTimestamp;
@@ -676,8 +682,12 @@ pub type Claimable<T> = dsl::Or<Unclaimed<T>, Outlived<T>, Nullable<Bool>>;
 /// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
 ///
+/// # #[cfg(feature = "sqlite")]
 /// let conn = &mut SqliteConnection::establish(":memory:")?;
+/// # #[cfg(not(feature = "sqlite"))] let conn = &mut setup::empty_connection()?;
+/// # #[cfg(feature = "sqlite")]
 /// diesel::sql_query("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner TEXT, claim_token TEXT, taken_at TEXT, attempt BIGINT NOT NULL DEFAULT 0)").execute(conn)?;
+/// # #[cfg(not(feature = "sqlite"))] diesel::sql_query(format!("CREATE TABLE tasks (id BIGINT PRIMARY KEY, owner VARCHAR(255), claim_token VARCHAR(255), taken_at {}, attempt BIGINT NOT NULL DEFAULT 0)", setup::TIMESTAMP)).execute(conn)?;
 /// diesel::sql_query("INSERT INTO tasks (id) VALUES (1)").execute(conn)?;
 /// let outcome: Claimed<i64, _, _> = tasks::table.claim_row(1, Lease::from_secs(30)?).returning(tasks::id).by(Claim::new("w")?, conn)?;
 /// assert_eq!(outcome.won().and_then(|won| won.fence()), Some(1), "attempt is the fence");

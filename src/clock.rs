@@ -61,9 +61,11 @@ pub trait DatabaseClock: Backend {
 /// use diesel::sql_types::Nullable;
 /// use diesel_lease::{sql_types::UtcTimestamp, TimestampOn};
 ///
+/// # #[cfg(feature = "sqlite")] {
 /// fn writable<ST: TimestampOn<diesel::sqlite::Sqlite>>() {}
 /// writable::<Nullable<UtcTimestamp>>();
 /// writable::<diesel::sql_types::Timestamp>();
+/// # }
 /// ```
 pub trait TimestampOn<DB>: SqlType {}
 

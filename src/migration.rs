@@ -12,53 +12,67 @@ use crate::Error;
 /// [`LeaseColumns::migration`].
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")] {
 /// use diesel::sqlite::Sqlite;
 /// use diesel_lease::LeaseDdl;
 ///
 /// assert_eq!(<Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
+/// # }
 /// ```
 pub trait LeaseDdl: Backend {
     /// The owner column's type (nullable: `NULL` is free).
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::OWNER_TYPE, "TEXT");
+    /// # }
     /// ```
     const OWNER_TYPE: &'static str;
     /// The claim token column's type (nullable); it must compare exactly.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIM_TOKEN_TYPE, "TEXT");
+    /// # }
     /// ```
     const CLAIM_TOKEN_TYPE: &'static str;
     /// The `claimed_at` column's type (nullable), which
     /// [`UtcTimestamp`](crate::sql_types::UtcTimestamp) reads and writes.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
+    /// # }
     /// ```
     const CLAIMED_AT_TYPE: &'static str;
     /// The character that quotes an identifier.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::QUOTE, '"');
+    /// # }
     /// ```
     const QUOTE: char;
     /// Whether one `ALTER TABLE` adds or drops a single column only (SQLite's).
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert!(<diesel::sqlite::Sqlite as LeaseDdl>::ONE_COLUMN_PER_ALTER);
+    /// # }
     /// ```
     const ONE_COLUMN_PER_ALTER: bool;
     /// Whether `DROP INDEX` names the index's table too (MySQL's and MariaDB's).
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// assert!(!<diesel::sqlite::Sqlite as LeaseDdl>::DROP_INDEX_NAMES_TABLE);
+    /// # }
     /// ```
     const DROP_INDEX_NAMES_TABLE: bool;
 
@@ -66,9 +80,11 @@ pub trait LeaseDdl: Backend {
     /// names of the table and its `claimed_at` column.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// # use diesel_lease::LeaseDdl;
     /// let advice = <diesel::sqlite::Sqlite as LeaseDdl>::advice("\"jobs\"", "\"claimed_at\"");
     /// assert!(advice.lines().all(|line| line.starts_with("-- ")));
+    /// # }
     /// ```
     fn advice(table: &str, claimed_at: &str) -> String;
 }
@@ -86,6 +102,7 @@ const MAX_IDENTIFIER_LEN: usize = 63;
 /// `claim_token` and `claimed_at`, and no fence.
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")] {
 /// use diesel::sqlite::Sqlite;
 /// use diesel_lease::LeaseColumns;
 ///
@@ -97,6 +114,7 @@ const MAX_IDENTIFIER_LEN: usize = 63;
 ///     .migration::<Sqlite>()?;
 /// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "lease_token" TEXT;"#));
 /// assert!(migration.down_sql().contains(r#"ALTER TABLE "jobs" DROP COLUMN "lease_token";"#));
+/// # }
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,8 +130,10 @@ impl LeaseColumns {
     /// The lease columns of `table`, with the default names and no fence.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
     /// assert!(migration.up_sql().contains(r#"ADD COLUMN "claim_token" TEXT"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn new(table: impl Into<String>) -> Self {
@@ -129,8 +149,10 @@ impl LeaseColumns {
     /// Names the column of who holds the row.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").owner("worker");
     /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""worker" TEXT"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn owner(self, column: impl Into<String>) -> Self {
@@ -143,9 +165,11 @@ impl LeaseColumns {
     /// Names the column of which claim holds the row; it gets the index.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").claim_token("lease_token");
     /// let up = columns.migration::<diesel::sqlite::Sqlite>()?;
     /// assert!(up.up_sql().contains(r#"CREATE INDEX "jobs_lease_token_idx" ON "jobs" ("lease_token");"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn claim_token(self, column: impl Into<String>) -> Self {
@@ -158,8 +182,10 @@ impl LeaseColumns {
     /// Names the column of since when, by the database's clock.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").claimed_at("leased_at");
     /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""leased_at" TEXT"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn claimed_at(self, column: impl Into<String>) -> Self {
@@ -172,9 +198,11 @@ impl LeaseColumns {
     /// Adds a [fence](crate::Fence) named `column`: a `BIGINT NOT NULL DEFAULT 0` claim counter.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").fence("attempt");
     /// let migration = columns.migration::<diesel::sqlite::Sqlite>()?;
     /// assert!(migration.up_sql().contains(r#""attempt" BIGINT NOT NULL DEFAULT 0"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn fence(self, column: impl Into<String>) -> Self {
@@ -193,6 +221,7 @@ impl LeaseColumns {
     /// are quoted in the SQL, so their case is kept as Diesel's `table!` spells them.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// use diesel::connection::SimpleConnection;
     /// use diesel::prelude::*;
     /// use diesel_lease::{Error, LeaseColumns};
@@ -205,6 +234,7 @@ impl LeaseColumns {
     ///
     /// let clash = LeaseColumns::new("jobs").owner("Claimed_At").migration::<diesel::sqlite::Sqlite>();
     /// assert!(matches!(clash, Err(Error::InvalidIdentifier(_))));
+    /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn migration<DB: LeaseDdl>(&self) -> Result<LeaseMigration, Error> {
@@ -338,8 +368,10 @@ fn check_identifier(what: &str, name: &str) -> Result<(), Error> {
 /// token's index, [`down_sql`](Self::down_sql) drops them.
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")] {
 /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
 /// assert!(migration.down_sql().starts_with(r#"DROP INDEX "jobs_claim_token_idx";"#));
+/// # }
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -352,8 +384,10 @@ impl LeaseMigration {
     /// The SQL that adds the columns and the index, with the indexing advice as comments.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
     /// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "claimed_at" TEXT;"#));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn up_sql(&self) -> &str {
@@ -363,8 +397,10 @@ impl LeaseMigration {
     /// The SQL that drops the index and the columns.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
     /// assert!(migration.down_sql().ends_with("ALTER TABLE \"jobs\" DROP COLUMN \"owner\";\n"));
+    /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn down_sql(&self) -> &str {
@@ -380,12 +416,14 @@ impl LeaseMigration {
     /// [`Error::MigrationFiles`], with nothing written.
     ///
     /// ```
+    /// # #[cfg(feature = "sqlite")] {
     /// let dir = std::env::temp_dir().join(format!("lease-migrations-{}", uuid::Uuid::new_v4()));
     /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
     /// let written = migration.write_to(&dir, "2026-11-30-120000_lease_columns")?;
     /// assert_eq!(std::fs::read_to_string(written.join("up.sql"))?, migration.up_sql());
     /// assert!(migration.write_to(&dir, "2026-11-30-120000_lease_columns").is_err(), "never overwritten");
     /// # std::fs::remove_dir_all(&dir)?;
+    /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, dir: impl AsRef<Path>, name: &str) -> Result<PathBuf, Error> {

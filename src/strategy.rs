@@ -33,6 +33,7 @@ pub trait ReturnsSelection<Selection> {
 ///
 /// ```
 /// # include!("doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn reports<'q, S, Sel, RB, C, R>()
 /// where
 ///     diesel::sqlite::Sqlite: diesel_lease::ReportsWinners<'q, S, Sel, RB, C, R>,
@@ -59,6 +60,7 @@ pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
 ///
 /// ```
 /// # include!("doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn releases<'q, U, K, L, C, Key>()
 /// where
 ///     diesel::sqlite::Sqlite: diesel_lease::ReleasesRows<'q, U, K, L, C, Key>,

@@ -192,7 +192,10 @@ impl<DB: Backend, Condition: QueryFragment<DB>> QueryFragment<DB> for Where<Cond
 ///
 /// ```
 /// fn returns<DB: diesel_lease::SupportsReturning>() {}
+/// # #[cfg(feature = "sqlite")]
 /// returns::<diesel::sqlite::Sqlite>();
+/// # #[cfg(feature = "postgres")]
+/// # returns::<diesel::pg::Pg>();
 /// ```
 pub trait SupportsReturning: Backend {}
 
@@ -255,8 +258,10 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     /// # use diesel_lease::prelude::*;
     /// # fn main() -> Result<(), diesel_lease::Error> {
     /// # let conn = &mut jobs_connection()?;
+    /// # #[cfg(any(feature = "sqlite", feature = "postgres"))] { // RETURNING
     /// let jobs: Vec<Job> = diesel_lease::update(jobs::table).set(jobs::status.eq("done")).returning_all().load(conn)?;
     /// assert_eq!(jobs.len(), 1);
+    /// # }
     /// # Ok(())
     /// # }
     /// ```
@@ -273,8 +278,10 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     /// # use diesel_lease::prelude::*;
     /// # fn main() -> Result<(), diesel_lease::Error> {
     /// # let conn = &mut jobs_connection()?;
+    /// # #[cfg(any(feature = "sqlite", feature = "postgres"))] { // RETURNING
     /// let ids: Vec<i64> = diesel_lease::update(jobs::table).set(jobs::status.eq("done")).returning(jobs::id).load(conn)?;
     /// assert_eq!(ids, [1]);
+    /// # }
     /// # Ok(())
     /// # }
     /// ```

@@ -18,7 +18,7 @@ mod keeper {
     include!("scenarios/keeper.rs");
 }
 
-#[cfg(feature = "postgres")]
+#[cfg(all(feature = "postgres", feature = "agent"))]
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");

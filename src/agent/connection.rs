@@ -88,8 +88,14 @@ pub(crate) use sealed::Sealed;
 ///
 /// ```
 /// fn runs_agent_locks<C: diesel_lease::agent::AgentConnection>() {}
+/// # #[cfg(feature = "sqlite")] {
 /// runs_agent_locks::<diesel::SqliteConnection>();
 /// runs_agent_locks::<diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<diesel::SqliteConnection>>>();
+/// # }
+/// # #[cfg(feature = "postgres")]
+/// # runs_agent_locks::<diesel::PgConnection>();
+/// # #[cfg(feature = "mysql")]
+/// # runs_agent_locks::<diesel::MysqlConnection>();
 /// ```
 #[allow(private_interfaces)]
 pub trait AgentConnection: Connection {

@@ -77,8 +77,10 @@ impl AgentLocks {
 /// A backend on which a keeper can keep the agent's locks: every backend the library supports.
 ///
 /// ```
+/// # #[cfg(feature = "sqlite")] {
 /// fn keeps<DB: diesel_lease::agent::KeepsAgentLocks<diesel::SqliteConnection>>() {}
 /// keeps::<diesel::sqlite::Sqlite>();
+/// # }
 /// ```
 pub trait KeepsAgentLocks<C>:
     KeepsRows<C, conversations::table, String> + KeepsRows<C, user_settings::table, String>

@@ -9,7 +9,12 @@ use super::Error;
 ///
 /// ```
 /// fn has_migrations<DB: diesel_lease::agent::AgentMigrations>() {}
+/// # #[cfg(feature = "sqlite")]
 /// has_migrations::<diesel::sqlite::Sqlite>();
+/// # #[cfg(feature = "postgres")]
+/// # has_migrations::<diesel::pg::Pg>();
+/// # #[cfg(feature = "mysql")]
+/// # has_migrations::<diesel::mysql::Mysql>();
 /// ```
 pub trait AgentMigrations: Backend {
     /// This backend's migrations, from `migrations/<backend>` (also runnable with the diesel CLI).
@@ -36,12 +41,17 @@ impl AgentMigrations for diesel::sqlite::Sqlite {
 /// Brings the agent tables of `conn`'s database up to date.
 ///
 /// ```
+/// # mod setup { include!("../doctest_setup.rs"); }
+/// # fn main() -> Result<(), diesel_lease::agent::Error> {
 /// use diesel::Connection;
 ///
+/// # #[cfg(feature = "sqlite")]
 /// let conn = &mut diesel::SqliteConnection::establish(":memory:").map_err(diesel_lease::Error::from)?;
+/// # #[cfg(not(feature = "sqlite"))] let conn = &mut *setup::empty_connection()?;
 /// diesel_lease::agent::run_migrations(conn)?;
 /// diesel_lease::agent::run_migrations(conn)?; // nothing left to run
-/// # Ok::<(), diesel_lease::agent::Error>(())
+/// # Ok(())
+/// # }
 /// ```
 pub fn run_migrations<C>(conn: &mut C) -> Result<(), Error>
 where

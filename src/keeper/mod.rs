@@ -508,8 +508,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn keeps<DB: diesel_lease::KeepsRows<diesel::SqliteConnection, jobs::table, i64>>() {}
 /// # fn main() {
+/// # #[cfg(feature = "sqlite")]
 /// keeps::<diesel::sqlite::Sqlite>();
 /// # }
 /// ```
@@ -553,12 +555,19 @@ where
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
+/// use diesel::{Connection, QueryResult};
 /// use diesel_lease::ReadsClock;
+///
+/// fn database_time<C: Connection>(conn: &mut C) -> QueryResult<i64>
+/// where
+///     C::Backend: ReadsClock<C>,
+/// {
+///     C::Backend::clock_micros(conn)
+/// }
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
-/// let micros = diesel::sqlite::Sqlite::clock_micros(conn)?;
-/// assert!(micros > 0);
+/// assert!(database_time(conn)? > 0);
 /// # Ok(())
 /// # }
 /// ```

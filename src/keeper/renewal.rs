@@ -69,6 +69,7 @@ where
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
 /// fn renews<U, K, R, C, Row>()
 /// where
 ///     diesel::sqlite::Sqlite: diesel_lease::RenewsRows<U, K, R, C, Row>,
@@ -92,6 +93,7 @@ pub trait RenewsRows<Statement, KeyAndToken, ReadBack, C, Row>: Backend {
 /// ```
 /// use diesel_lease::ListsRowValues;
 ///
+/// # #[cfg(feature = "sqlite")]
 /// assert_eq!(<diesel::sqlite::Sqlite as ListsRowValues>::ROW_LIST_OPEN, "(VALUES ");
 /// ```
 pub trait ListsRowValues: Backend {

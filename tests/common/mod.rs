@@ -6,7 +6,6 @@ use std::sync::Mutex;
 
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection};
 use diesel::RunQueryDsl;
-use diesel_migrations::MigrationHarness;
 
 pub mod barrier;
 
@@ -177,8 +176,7 @@ pub fn shared_pool<C>(
     tables: [&str; 2],
 ) -> Pool<ConnectionManager<C>>
 where
-    C: R2D2Connection + MigrationHarness<C::Backend> + 'static,
-    C::Backend: diesel_lease::agent::AgentMigrations,
+    C: R2D2Connection + AgentTables + 'static,
     diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
 {
     let pool = build_pool(url, 8, customizer);
@@ -192,8 +190,30 @@ where
             .execute(conn)
             .expect("create a test table");
     }
-    diesel_lease::agent::run_migrations(conn).expect("the agent tables");
+    conn.agent_tables();
     pool
+}
+
+/// A connection on which the shared pool makes the agent's tables: by the agent's migrations
+/// when the `agent` feature is on, and not at all without it.
+pub trait AgentTables {
+    fn agent_tables(&mut self);
+}
+
+#[cfg(feature = "agent")]
+impl<C> AgentTables for C
+where
+    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
+    C::Backend: diesel_lease::agent::AgentMigrations,
+{
+    fn agent_tables(&mut self) {
+        diesel_lease::agent::run_migrations(self).expect("the agent tables");
+    }
+}
+
+#[cfg(not(feature = "agent"))]
+impl<C> AgentTables for C {
+    fn agent_tables(&mut self) {}
 }
 
 /// Waits until `keeper` has made `rounds` more rounds of renewals (or says why not, after a

@@ -8,7 +8,9 @@ fn questions(conn: &mut backend::Conn) -> i64 {
         #[diesel(column_name = Value)]
         value: String,
     }
-    let status: Status = diesel::sql_query("SHOW SESSION STATUS LIKE 'Questions'").get_result(conn).unwrap();
+    let status: Status = diesel::sql_query("SHOW SESSION STATUS LIKE 'Questions'")
+        .get_result(conn)
+        .unwrap();
     status.value.parse().unwrap()
 }
 
@@ -19,20 +21,34 @@ fn a_turn_that_finds_both_locks_free_takes_them_in_one_statement_without_a_trans
     // A turn elsewhere first: it prepares the statement, so that what follows is its execution.
     let warm_user = new_user();
     let warm_chat = new_chat(&mut conn, &warm_user);
-    locks.acquire(&mut *conn, &warm_chat, &warm_user, &turn()).unwrap();
+    locks
+        .acquire(&mut *conn, &warm_chat, &warm_user, &turn())
+        .unwrap();
     let user = new_user();
     let chat = new_chat(&mut conn, &user);
-    diesel::insert_into(user_settings::table).values(user_settings::user_id.eq(&user)).execute(&mut *conn).unwrap();
+    diesel::insert_into(user_settings::table)
+        .values(user_settings::user_id.eq(&user))
+        .execute(&mut *conn)
+        .unwrap();
 
     let before = questions(&mut conn);
     let turn = turn();
     locks.acquire(&mut *conn, &chat, &user, &turn).unwrap();
     let statements = questions(&mut conn) - before - 1;
 
-    assert_eq!(statements, 1, "one UPDATE: no BEGIN, no COMMIT, no second UPDATE");
+    assert_eq!(
+        statements, 1,
+        "one UPDATE: no BEGIN, no COMMIT, no second UPDATE"
+    );
     let reference = Some(turn.as_str().to_owned());
-    assert_eq!(chat_lock(&mut conn, &chat), (Some("node-a".to_owned()), reference.clone()));
-    assert_eq!(user_lock(&mut conn, &user), Some((Some("node-a".to_owned()), reference)));
+    assert_eq!(
+        chat_lock(&mut conn, &chat),
+        (Some("node-a".to_owned()), reference.clone())
+    );
+    assert_eq!(
+        user_lock(&mut conn, &user),
+        Some((Some("node-a".to_owned()), reference))
+    );
 }
 
 #[derive(QueryableByName)]
@@ -43,19 +59,39 @@ struct ConnectionId {
 
 #[test]
 fn a_one_statement_acquire_whose_answer_is_lost_is_outcome_unknown_and_a_retry_holds_both_locks() {
-    let Some(mut setup) = connection() else { return };
+    let Some(mut setup) = connection() else {
+        return;
+    };
     let user = new_user();
     let chat = new_chat(&mut setup, &user);
-    diesel::insert_into(user_settings::table).values(user_settings::user_id.eq(&user)).execute(&mut *setup).unwrap();
+    diesel::insert_into(user_settings::table)
+        .values(user_settings::user_id.eq(&user))
+        .execute(&mut *setup)
+        .unwrap();
     let mut victim = backend::connect();
-    let id: ConnectionId = diesel::sql_query("SELECT CONNECTION_ID() AS id").get_result(&mut victim).unwrap();
-    diesel::sql_query(format!("KILL CONNECTION {}", id.id)).execute(&mut *setup).unwrap();
+    let id: ConnectionId = diesel::sql_query("SELECT CONNECTION_ID() AS id")
+        .get_result(&mut victim)
+        .unwrap();
+    diesel::sql_query(format!("KILL CONNECTION {}", id.id))
+        .execute(&mut *setup)
+        .unwrap();
 
     let turn = turn();
     let lost = locks("node-a").acquire(&mut victim, &chat, &user, &turn);
-    assert!(matches!(lost, Err(Error::OutcomeUnknown(_))), "the statement may have committed: {lost:?}");
-    locks("node-a").acquire(&mut *setup, &chat, &user, &turn).expect("a retry of the same turn is safe");
+    assert!(
+        matches!(lost, Err(Error::OutcomeUnknown(_))),
+        "the statement may have committed: {lost:?}"
+    );
+    locks("node-a")
+        .acquire(&mut *setup, &chat, &user, &turn)
+        .expect("a retry of the same turn is safe");
     let reference = Some(turn.as_str().to_owned());
-    assert_eq!(chat_lock(&mut setup, &chat), (Some("node-a".to_owned()), reference.clone()));
-    assert_eq!(user_lock(&mut setup, &user), Some((Some("node-a".to_owned()), reference)));
+    assert_eq!(
+        chat_lock(&mut setup, &chat),
+        (Some("node-a".to_owned()), reference.clone())
+    );
+    assert_eq!(
+        user_lock(&mut setup, &user),
+        Some((Some("node-a".to_owned()), reference))
+    );
 }

@@ -15,14 +15,20 @@ fn a_connection_killed_mid_acquire_leaves_no_chat_lock_without_its_user_lock() {
     let victim_result = blocker
         .transaction::<_, diesel::result::Error, _>(|blocker| {
             // Hold the user's row so that the acquire stops inside its transaction, chat lock taken.
-            user_settings::table.find(&user).select(user_settings::user_id).for_update().first::<String>(blocker)?;
+            user_settings::table
+                .find(&user)
+                .select(user_settings::user_id)
+                .for_update()
+                .first::<String>(blocker)?;
             let victim = std::thread::spawn({
                 let (chat, user) = (chat.clone(), user.clone());
                 move || {
                     let mut conn = backend::connect();
-                    let pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>("pg_backend_pid()"))
-                        .get_result(&mut conn)
-                        .unwrap();
+                    let pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+                        "pg_backend_pid()",
+                    ))
+                    .get_result(&mut conn)
+                    .unwrap();
                     pid_tx.send(pid).unwrap();
                     locks("node-victim").acquire(&mut conn, &chat, &user, &turn())
                 }
@@ -30,16 +36,26 @@ fn a_connection_killed_mid_acquire_leaves_no_chat_lock_without_its_user_lock() {
             let pid = pid_rx.recv().unwrap();
             let mut killer = backend::connect();
             wait_until_waiting_for_a_lock(&mut killer, pid);
-            diesel::sql_query(format!("SELECT pg_terminate_backend({pid})")).execute(&mut killer)?;
+            diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
+                .execute(&mut killer)?;
             Ok(victim.join().unwrap())
         })
         .unwrap();
 
-    assert!(matches!(victim_result, Err(Error::Lease(LeaseError::Database(_)))), "{victim_result:?}");
+    assert!(
+        matches!(victim_result, Err(Error::Lease(LeaseError::Database(_)))),
+        "{victim_result:?}"
+    );
     let mut conn = pool.get().unwrap();
-    assert_eq!(chat_lock(&mut conn, &chat), (None, None), "the chat lock died with its transaction");
+    assert_eq!(
+        chat_lock(&mut conn, &chat),
+        (None, None),
+        "the chat lock died with its transaction"
+    );
     assert_eq!(user_lock(&mut conn, &user), Some((None, None)));
-    locks("node-b").acquire(&mut *conn, &chat, &user, &turn()).unwrap();
+    locks("node-b")
+        .acquire(&mut *conn, &chat, &user, &turn())
+        .unwrap();
 }
 
 #[derive(QueryableByName)]

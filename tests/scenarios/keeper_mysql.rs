@@ -7,18 +7,25 @@ struct SafeUpdates;
 
 impl diesel::r2d2::CustomizeConnection<backend::Conn, diesel::r2d2::Error> for SafeUpdates {
     fn on_acquire(&self, conn: &mut backend::Conn) -> Result<(), diesel::r2d2::Error> {
-        diesel::sql_query("SET SESSION sql_safe_updates = 1").execute(conn).map(drop).map_err(diesel::r2d2::Error::QueryError)
+        diesel::sql_query("SET SESSION sql_safe_updates = 1")
+            .execute(conn)
+            .map(drop)
+            .map_err(diesel::r2d2::Error::QueryError)
     }
 }
 
 #[test]
 fn renewing_one_row_finds_it_by_its_key_rather_than_scanning_the_table() {
-    let Some(shared) = backend::pool() else { return };
+    let Some(shared) = backend::pool() else {
+        return;
+    };
     let ids = queued(&shared, 1);
     let (ids, claim) = claimed(&shared, &ids, minute());
     let pool = crate::common::build_pool(backend::url().unwrap(), 2, Some(Box::new(SafeUpdates)));
     let keeper = Keeper::start(pool, fast(minute())).unwrap();
-    let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).expect("the first renewal, by key");
+    let kept = keeper
+        .keep(lease_jobs::table, claim, ids.clone())
+        .expect("the first renewal, by key");
     after_rounds(&keeper, 2);
     assert!(kept.is_held(), "{:?}", kept.check());
     assert_eq!(kept.release().unwrap(), ids, "released by key too");

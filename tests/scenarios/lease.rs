@@ -6,8 +6,8 @@ use diesel::prelude::*;
 use diesel_lease::prelude::*;
 use diesel_lease::{Error, LeaseHolder};
 
-use crate::common::jobs::{lease_jobs, Job};
 use crate::common::barrier::Barrier;
+use crate::common::jobs::{lease_jobs, Job};
 use crate::common::unique_id;
 
 type Pooled = diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<backend::Conn>>;
@@ -27,7 +27,11 @@ fn queued_job(conn: &mut backend::Conn) -> String {
 }
 
 fn job(conn: &mut backend::Conn, id: &str) -> Job {
-    lease_jobs::table.find(id).select(Job::as_select()).first(conn).expect("read job")
+    lease_jobs::table
+        .find(id)
+        .select(Job::as_select())
+        .first(conn)
+        .expect("read job")
 }
 
 /// Claim job `id` if it is claimable under `lease`, moving it to running in the same statement.
@@ -39,7 +43,11 @@ fn claim(conn: &mut backend::Conn, id: &str, claim: &Claim, lease: Lease) -> Opt
         .by(claim.clone(), conn)
         .expect("claim statement");
     outcome.won().map(|won| {
-        assert_eq!(won.claim(), claim, "the outcome carries the claim the statement wrote");
+        assert_eq!(
+            won.claim(),
+            claim,
+            "the outcome carries the claim the statement wrote"
+        );
         won.into_row()
     })
 }
@@ -54,18 +62,26 @@ fn age(conn: &mut backend::Conn, id: &str, age: Duration) {
 }
 
 fn renew(conn: &mut backend::Conn, id: &str, claim: &Claim) -> bool {
-    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.held_by(claim.token())))
-        .set(lease_jobs::table.renewed())
-        .execute(conn)
-        .expect("renew")
+    diesel::update(
+        lease_jobs::table
+            .find(id)
+            .filter(lease_jobs::table.held_by(claim.token())),
+    )
+    .set(lease_jobs::table.renewed())
+    .execute(conn)
+    .expect("renew")
         == 1
 }
 
 fn finish(conn: &mut backend::Conn, id: &str, claim: &Claim) -> bool {
-    diesel::update(lease_jobs::table.find(id).filter(lease_jobs::table.held_by(claim.token())))
-        .set((lease_jobs::table.released(), lease_jobs::status.eq("done")))
-        .execute(conn)
-        .expect("finish")
+    diesel::update(
+        lease_jobs::table
+            .find(id)
+            .filter(lease_jobs::table.held_by(claim.token())),
+    )
+    .set((lease_jobs::table.released(), lease_jobs::status.eq("done")))
+    .execute(conn)
+    .expect("finish")
         == 1
 }
 
@@ -82,24 +98,41 @@ fn a_claim_wins_and_returns_the_row_it_changed() {
     let won = claim(&mut conn, &id, &worker, minute()).expect("the first claim wins");
 
     assert_eq!(won.id, id);
-    assert_eq!(won.status, "running", "the caller's change is in the same statement");
+    assert_eq!(
+        won.status, "running",
+        "the caller's change is in the same statement"
+    );
     assert_eq!(won.worker.as_deref(), Some("worker-1"));
     assert_eq!(won.lease_token.as_deref(), Some(worker.token()));
     assert!(won.leased_at.is_some());
-    assert_eq!(job(&mut conn, &id), won, "the returned row is the stored row");
+    assert_eq!(
+        job(&mut conn, &id),
+        won,
+        "the returned row is the stored row"
+    );
 }
 
 #[test]
 fn a_rival_loses_while_the_lease_is_fresh_and_wins_once_it_is_outlived() {
     let Some(mut conn) = connection() else { return };
     let id = queued_job(&mut conn);
-    let (first, rival) = (Claim::new("worker-1").unwrap(), Claim::new("worker-2").unwrap());
+    let (first, rival) = (
+        Claim::new("worker-1").unwrap(),
+        Claim::new("worker-2").unwrap(),
+    );
     claim(&mut conn, &id, &first, minute()).expect("first claim");
 
     assert_eq!(claim(&mut conn, &id, &rival, minute()), None, "fresh lease");
     age(&mut conn, &id, Duration::from_secs(59));
-    assert_eq!(claim(&mut conn, &id, &rival, minute()), None, "59 s of a 60 s lease");
-    assert_eq!(job(&mut conn, &id).lease_token.as_deref(), Some(first.token()));
+    assert_eq!(
+        claim(&mut conn, &id, &rival, minute()),
+        None,
+        "59 s of a 60 s lease"
+    );
+    assert_eq!(
+        job(&mut conn, &id).lease_token.as_deref(),
+        Some(first.token())
+    );
 
     age(&mut conn, &id, Duration::from_secs(61));
     let taken_over = claim(&mut conn, &id, &rival, minute()).expect("outlived lease is taken over");
@@ -116,11 +149,18 @@ fn renewal_by_the_holder_moves_the_clock_forward() {
     age(&mut conn, &id, Duration::from_secs(50));
     let before = job(&mut conn, &id).leased_at.expect("claimed");
 
-    assert!(renew(&mut conn, &id, &worker), "the holder still holds the row");
+    assert!(
+        renew(&mut conn, &id, &worker),
+        "the holder still holds the row"
+    );
 
     let after = job(&mut conn, &id);
     assert!(after.leased_at.expect("claimed") >= before + chrono::Duration::seconds(49));
-    assert_eq!(after.lease_token.as_deref(), Some(worker.token()), "whose claim it is is unchanged");
+    assert_eq!(
+        after.lease_token.as_deref(),
+        Some(worker.token()),
+        "whose claim it is is unchanged"
+    );
     assert_eq!(after.worker.as_deref(), Some("worker-1"));
     let fresh: i64 = lease_jobs::table
         .find(&id)
@@ -135,27 +175,46 @@ fn renewal_by_the_holder_moves_the_clock_forward() {
 fn renewal_or_release_by_anyone_else_changes_nothing_and_says_so() {
     let Some(mut conn) = connection() else { return };
     let id = queued_job(&mut conn);
-    let (holder, stranger) = (Claim::new("worker-1").unwrap(), Claim::new("worker-1").unwrap());
+    let (holder, stranger) = (
+        Claim::new("worker-1").unwrap(),
+        Claim::new("worker-1").unwrap(),
+    );
     claim(&mut conn, &id, &holder, minute()).expect("claim");
     age(&mut conn, &id, Duration::from_secs(30));
     let before = job(&mut conn, &id);
 
-    assert!(!renew(&mut conn, &id, &stranger), "a renewal by another token reports it does not hold the row");
-    assert!(!finish(&mut conn, &id, &stranger), "a release by another token reports it does not hold the row");
+    assert!(
+        !renew(&mut conn, &id, &stranger),
+        "a renewal by another token reports it does not hold the row"
+    );
+    assert!(
+        !finish(&mut conn, &id, &stranger),
+        "a release by another token reports it does not hold the row"
+    );
 
-    assert_eq!(job(&mut conn, &id), before, "nothing changed: the same owner even matches, only the token counts");
+    assert_eq!(
+        job(&mut conn, &id),
+        before,
+        "nothing changed: the same owner even matches, only the token counts"
+    );
 }
 
 #[test]
 fn a_holder_whose_lease_was_taken_over_can_change_nothing() {
     let Some(mut conn) = connection() else { return };
     let id = queued_job(&mut conn);
-    let (slow, rescuer) = (Claim::new("worker-slow").unwrap(), Claim::new("worker-2").unwrap());
+    let (slow, rescuer) = (
+        Claim::new("worker-slow").unwrap(),
+        Claim::new("worker-2").unwrap(),
+    );
     claim(&mut conn, &id, &slow, minute()).expect("claim");
     age(&mut conn, &id, Duration::from_secs(120));
     claim(&mut conn, &id, &rescuer, minute()).expect("take over");
 
-    assert!(!renew(&mut conn, &id, &slow), "the late holder learns at once that it lost the row");
+    assert!(
+        !renew(&mut conn, &id, &slow),
+        "the late holder learns at once that it lost the row"
+    );
     assert!(!finish(&mut conn, &id, &slow));
     let row = job(&mut conn, &id);
     assert_eq!(row.status, "running");
@@ -174,7 +233,10 @@ fn release_frees_the_row_for_anyone() {
     assert!(finish(&mut conn, &id, &worker));
 
     let row = job(&mut conn, &id);
-    assert_eq!((row.worker, row.lease_token, row.leased_at), (None, None, None));
+    assert_eq!(
+        (row.worker, row.lease_token, row.leased_at),
+        (None, None, None)
+    );
     let unclaimed: i64 = lease_jobs::table
         .find(&id)
         .filter(lease_jobs::table.unclaimed())
@@ -197,10 +259,17 @@ fn a_failing_change_of_the_caller_leaves_no_claim_behind() {
         .returning(Job::as_select())
         .by(worker, &mut *conn);
 
-    assert!(matches!(result, Err(Error::Database(_))), "the CHECK violation is a typed error: {result:?}");
+    assert!(
+        matches!(result, Err(Error::Database(_))),
+        "the CHECK violation is a typed error: {result:?}"
+    );
     let row = job(&mut conn, &id);
     assert_eq!(row.status, "queued");
-    assert_eq!((row.worker, row.lease_token, row.leased_at), (None, None, None), "no claim without its status");
+    assert_eq!(
+        (row.worker, row.lease_token, row.leased_at),
+        (None, None, None),
+        "no claim without its status"
+    );
 }
 
 #[test]
@@ -211,9 +280,17 @@ fn outlived_says_nothing_of_an_unclaimed_row() {
     let matching = |conn: &mut backend::Conn, outlived: bool| -> i64 {
         let query = lease_jobs::table.find(&id);
         if outlived {
-            query.filter(lease_jobs::table.outlived(lease)).count().get_result(conn).unwrap()
+            query
+                .filter(lease_jobs::table.outlived(lease))
+                .count()
+                .get_result(conn)
+                .unwrap()
         } else {
-            query.filter(lease_jobs::table.fresh(lease)).count().get_result(conn).unwrap()
+            query
+                .filter(lease_jobs::table.fresh(lease))
+                .count()
+                .get_result(conn)
+                .unwrap()
         }
     };
 
@@ -225,7 +302,10 @@ fn outlived_says_nothing_of_an_unclaimed_row() {
         .count()
         .get_result(&mut *conn)
         .unwrap();
-    assert_eq!(claimable, 1, "claimable is the common answer: unclaimed or outlived");
+    assert_eq!(
+        claimable, 1,
+        "claimable is the common answer: unclaimed or outlived"
+    );
 }
 
 #[test]
@@ -235,11 +315,17 @@ fn a_sub_second_lease_expires_in_real_time() {
     let lease = Lease::from_millis(150).unwrap();
     claim(&mut conn, &id, &Claim::new("worker-1").unwrap(), lease).expect("claim");
     let rival = Claim::new("worker-2").unwrap();
-    assert_eq!(claim(&mut conn, &id, &rival, Lease::from_secs(10).unwrap()), None);
+    assert_eq!(
+        claim(&mut conn, &id, &rival, Lease::from_secs(10).unwrap()),
+        None
+    );
 
     std::thread::sleep(Duration::from_millis(400));
 
-    assert!(claim(&mut conn, &id, &rival, lease).is_some(), "150 ms later, by the database's clock, it is outlived");
+    assert!(
+        claim(&mut conn, &id, &rival, lease).is_some(),
+        "150 ms later, by the database's clock, it is outlived"
+    );
 }
 
 #[test]
@@ -256,7 +342,11 @@ fn a_claim_dated_back_blocks_others_only_for_what_is_left_of_the_lease() {
         .unwrap();
 
     let rival = Claim::new("worker-2").unwrap();
-    assert_eq!(claim(&mut conn, &id, &rival, lease), None, "blocked for the 5 s hold");
+    assert_eq!(
+        claim(&mut conn, &id, &rival, lease),
+        None,
+        "blocked for the 5 s hold"
+    );
     self::age(&mut conn, &id, Duration::from_secs(61));
     assert!(claim(&mut conn, &id, &rival, lease).is_some());
 }
@@ -269,24 +359,52 @@ fn a_different_session_time_zone_changes_no_answer() {
     claim(&mut conn, &here, &Claim::new("utc-node").unwrap(), minute()).expect("claim here");
     claim(&mut far, &there, &Claim::new("far-node").unwrap(), minute()).expect("claim there");
 
-    let (at_here, at_there) = (job(&mut conn, &here).leased_at.unwrap(), job(&mut conn, &there).leased_at.unwrap());
-    assert!((at_there - at_here).num_seconds().abs() < 30, "comparable timestamps: {at_here} vs {at_there}");
-    assert_eq!(job(&mut far, &here).leased_at, Some(at_here), "both sessions read the same instant");
-    let clock: i64 = diesel::select(diesel_lease::ClockMicros).get_result(&mut far).unwrap();
-    assert!((clock - at_here.timestamp_micros()).abs() < 30_000_000, "the far session's clock reading is the same instant: {clock}");
+    let (at_here, at_there) = (
+        job(&mut conn, &here).leased_at.unwrap(),
+        job(&mut conn, &there).leased_at.unwrap(),
+    );
+    assert!(
+        (at_there - at_here).num_seconds().abs() < 30,
+        "comparable timestamps: {at_here} vs {at_there}"
+    );
+    assert_eq!(
+        job(&mut far, &here).leased_at,
+        Some(at_here),
+        "both sessions read the same instant"
+    );
+    let clock: i64 = diesel::select(diesel_lease::ClockMicros)
+        .get_result(&mut far)
+        .unwrap();
+    assert!(
+        (clock - at_here.timestamp_micros()).abs() < 30_000_000,
+        "the far session's clock reading is the same instant: {clock}"
+    );
 
     let rival = Claim::new("rival").unwrap();
-    assert_eq!(claim(&mut far, &here, &rival, minute()), None, "fresh from the far session too");
-    assert_eq!(claim(&mut conn, &there, &rival, minute()), None, "the far session's claim is fresh here");
+    assert_eq!(
+        claim(&mut far, &here, &rival, minute()),
+        None,
+        "fresh from the far session too"
+    );
+    assert_eq!(
+        claim(&mut conn, &there, &rival, minute()),
+        None,
+        "the far session's claim is fresh here"
+    );
     age(&mut far, &here, Duration::from_secs(61));
-    assert!(claim(&mut conn, &here, &rival, minute()).is_some(), "aged from the far session, outlived here");
+    assert!(
+        claim(&mut conn, &here, &rival, minute()).is_some(),
+        "aged from the far session, outlived here"
+    );
 }
 
 #[test]
 fn sixteen_pooled_connections_race_for_one_row_and_exactly_one_wins_each_round() {
     const RACERS: usize = 16;
     const ROUNDS: usize = 200;
-    let Some(shared) = backend::pool() else { return };
+    let Some(shared) = backend::pool() else {
+        return;
+    };
     let id = &queued_job(&mut shared.get().unwrap());
     let pool = backend::pool_of(RACERS as u32 + 1);
     let lease = minute();
@@ -313,7 +431,10 @@ fn sixteen_pooled_connections_race_for_one_row_and_exactly_one_wins_each_round()
         let mut conn = pool.get().unwrap();
         for _ in 0..ROUNDS {
             diesel::update(lease_jobs::table.find(id))
-                .set((lease_jobs::table.released(), lease_jobs::status.eq("queued")))
+                .set((
+                    lease_jobs::table.released(),
+                    lease_jobs::status.eq("queued"),
+                ))
                 .execute(&mut *conn)
                 .unwrap();
             start.wait();
@@ -335,18 +456,45 @@ fn invalid_input_is_a_clear_error_and_writes_nothing() {
     let before = job(&mut conn, &id);
 
     assert!(matches!(Lease::from_secs(0), Err(Error::InvalidLease(_))));
-    assert!(matches!(Lease::new(Duration::from_micros(999)), Err(Error::InvalidLease(_))));
-    assert!(matches!(Lease::new(Lease::MAX + Duration::from_secs(1)), Err(Error::InvalidLease(_))));
-    assert!(matches!(Age::new(Duration::MAX), Err(Error::InvalidLease(_))));
+    assert!(matches!(
+        Lease::new(Duration::from_micros(999)),
+        Err(Error::InvalidLease(_))
+    ));
+    assert!(matches!(
+        Lease::new(Lease::MAX + Duration::from_secs(1)),
+        Err(Error::InvalidLease(_))
+    ));
+    assert!(matches!(
+        Age::new(Duration::MAX),
+        Err(Error::InvalidLease(_))
+    ));
     assert!(matches!(Claim::new(""), Err(Error::InvalidOwner(_))));
     assert!(matches!(Claim::new("   "), Err(Error::InvalidOwner(_))));
-    assert!(matches!(Claim::new(&"n".repeat(256)), Err(Error::InvalidOwner(_))));
+    assert!(matches!(
+        Claim::new(&"n".repeat(256)),
+        Err(Error::InvalidOwner(_))
+    ));
     assert!(matches!(Claim::new("node\0"), Err(Error::InvalidOwner(_))));
-    assert!(matches!(Claim::with_token("node", ""), Err(Error::InvalidToken(_))));
-    assert!(matches!(Claim::with_token("node", "t1 "), Err(Error::InvalidToken(_))), "MySQL would pad it");
+    assert!(matches!(
+        Claim::with_token("node", ""),
+        Err(Error::InvalidToken(_))
+    ));
+    assert!(
+        matches!(
+            Claim::with_token("node", "t1 "),
+            Err(Error::InvalidToken(_))
+        ),
+        "MySQL would pad it"
+    );
     assert!(matches!(Claim::new(" node"), Err(Error::InvalidOwner(_))));
-    assert!(matches!(Claim::with_token("node", &"t".repeat(256)), Err(Error::InvalidToken(_))));
-    assert!(Claim::with_token(&"n".repeat(255), &"é".repeat(255)).is_ok(), "255 characters fit");
+    assert!(matches!(
+        Claim::with_token("node", &"t".repeat(256)),
+        Err(Error::InvalidToken(_))
+    ));
+    assert!(
+        Claim::with_token(&"n".repeat(255), &"é".repeat(255)).is_ok(),
+        "255 characters fit"
+    );
 
     assert_eq!(job(&mut conn, &id), before);
 }
@@ -360,7 +508,14 @@ fn a_caller_may_bring_its_own_token() {
     let row = claim(&mut conn, &id, &turn, minute()).expect("claim");
 
     assert_eq!(row.lease_token.as_deref(), Some(turn.token()));
-    assert!(renew(&mut conn, &id, &Claim::with_token("node-b", turn.token()).unwrap()), "the token, not the owner, proves the hold");
+    assert!(
+        renew(
+            &mut conn,
+            &id,
+            &Claim::with_token("node-b", turn.token()).unwrap()
+        ),
+        "the token, not the owner, proves the hold"
+    );
 }
 
 #[test]
@@ -368,14 +523,24 @@ fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
     use backend::native::native_jobs;
     let Some(mut conn) = connection() else { return };
     let id = unique_id("native");
-    diesel::insert_into(native_jobs::table).values(native_jobs::id.eq(&id)).execute(&mut *conn).unwrap();
+    diesel::insert_into(native_jobs::table)
+        .values(native_jobs::id.eq(&id))
+        .execute(&mut *conn)
+        .unwrap();
     let take = |conn: &mut backend::Conn, claim: &Claim| {
-        diesel::update(native_jobs::table.find(&id).filter(native_jobs::table.claimable(minute())))
-            .set(native_jobs::table.taken(claim))
-            .execute(conn)
-            .unwrap()
+        diesel::update(
+            native_jobs::table
+                .find(&id)
+                .filter(native_jobs::table.claimable(minute())),
+        )
+        .set(native_jobs::table.taken(claim))
+        .execute(conn)
+        .unwrap()
     };
-    let (first, rival) = (Claim::new("worker-1").unwrap(), Claim::new("worker-2").unwrap());
+    let (first, rival) = (
+        Claim::new("worker-1").unwrap(),
+        Claim::new("worker-2").unwrap(),
+    );
 
     assert_eq!(take(&mut conn, &first), 1);
     assert_eq!(take(&mut conn, &rival), 0, "fresh");
@@ -383,18 +548,38 @@ fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
         .set(native_jobs::table.renewed_ago(Age::new(Duration::from_secs(61)).unwrap()))
         .execute(&mut *conn)
         .unwrap();
-    let outlived: i64 = native_jobs::table.find(&id).filter(native_jobs::table.outlived(minute())).count().get_result(&mut *conn).unwrap();
+    let outlived: i64 = native_jobs::table
+        .find(&id)
+        .filter(native_jobs::table.outlived(minute()))
+        .count()
+        .get_result(&mut *conn)
+        .unwrap();
     assert_eq!(outlived, 1);
     assert_eq!(take(&mut conn, &rival), 1, "outlived");
-    let holders = native_jobs::table.holders(minute()).load::<_, String>(&mut *conn).unwrap();
-    let held = holders.iter().find(|holding| holding.key == id).expect("held");
-    let now: i64 = diesel::select(diesel_lease::ClockMicros).get_result(&mut *conn).unwrap();
-    let since = now - held.claimed_at.timestamp_micros();
-    assert!((0..30_000_000).contains(&since), "claimed_at in UTC from the column's own type: {held:?}, {since} µs ago");
-    let released = diesel::update(native_jobs::table.find(&id).filter(native_jobs::table.held_by(rival.token())))
-        .set(native_jobs::table.released())
-        .execute(&mut *conn)
+    let holders = native_jobs::table
+        .holders(minute())
+        .load::<_, String>(&mut *conn)
         .unwrap();
+    let held = holders
+        .iter()
+        .find(|holding| holding.key == id)
+        .expect("held");
+    let now: i64 = diesel::select(diesel_lease::ClockMicros)
+        .get_result(&mut *conn)
+        .unwrap();
+    let since = now - held.claimed_at.timestamp_micros();
+    assert!(
+        (0..30_000_000).contains(&since),
+        "claimed_at in UTC from the column's own type: {held:?}, {since} µs ago"
+    );
+    let released = diesel::update(
+        native_jobs::table
+            .find(&id)
+            .filter(native_jobs::table.held_by(rival.token())),
+    )
+    .set(native_jobs::table.released())
+    .execute(&mut *conn)
+    .unwrap();
     assert_eq!(released, 1);
 }
 
@@ -407,15 +592,27 @@ fn a_token_that_differs_only_in_case_holds_nothing() {
     let shouting = Claim::with_token("worker-2", &holder.token().to_uppercase()).unwrap();
     let whispering = Claim::with_token("worker-3", &holder.token().to_lowercase()).unwrap();
 
-    assert!(!renew(&mut conn, &id, &shouting), "tokens compare exactly, on MySQL too");
+    assert!(
+        !renew(&mut conn, &id, &shouting),
+        "tokens compare exactly, on MySQL too"
+    );
     assert!(!finish(&mut conn, &id, &whispering));
-    assert_eq!(job(&mut conn, &id).lease_token.as_deref(), Some(holder.token()));
+    assert_eq!(
+        job(&mut conn, &id).lease_token.as_deref(),
+        Some(holder.token())
+    );
 }
 
 fn queued_jobs(conn: &mut backend::Conn, count: usize, status: &str) -> Vec<String> {
     let ids: Vec<String> = (0..count).map(|_| unique_id("job")).collect();
-    let rows: Vec<_> = ids.iter().map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq(status))).collect();
-    diesel::insert_into(lease_jobs::table).values(&rows).execute(conn).expect("insert jobs");
+    let rows: Vec<_> = ids
+        .iter()
+        .map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq(status)))
+        .collect();
+    diesel::insert_into(lease_jobs::table)
+        .values(&rows)
+        .execute(conn)
+        .expect("insert jobs");
     ids
 }
 
@@ -428,16 +625,29 @@ struct Patch {
 }
 
 #[test]
-fn an_update_with_option_fields_writes_the_columns_of_each_call_never_a_cached_statement_of_another() {
+fn an_update_with_option_fields_writes_the_columns_of_each_call_never_a_cached_statement_of_another(
+) {
     let Some(mut conn) = connection() else { return };
     let id = queued_job(&mut conn);
-    let patch = |status: Option<&str>, worker: Option<&str>| Patch { status: status.map(str::to_owned), worker: worker.map(str::to_owned) };
+    let patch = |status: Option<&str>, worker: Option<&str>| Patch {
+        status: status.map(str::to_owned),
+        worker: worker.map(str::to_owned),
+    };
 
-    diesel_lease::update(lease_jobs::table.find(&id)).set(patch(Some("running"), None)).execute(&mut *conn).unwrap();
-    diesel_lease::update(lease_jobs::table.find(&id)).set(patch(None, Some("a worker"))).execute(&mut *conn).unwrap();
+    diesel_lease::update(lease_jobs::table.find(&id))
+        .set(patch(Some("running"), None))
+        .execute(&mut *conn)
+        .unwrap();
+    diesel_lease::update(lease_jobs::table.find(&id))
+        .set(patch(None, Some("a worker")))
+        .execute(&mut *conn)
+        .unwrap();
 
     let row = job(&mut conn, &id);
-    assert_eq!((row.status.as_str(), row.worker.as_deref()), ("running", Some("a worker")));
+    assert_eq!(
+        (row.status.as_str(), row.worker.as_deref()),
+        ("running", Some("a worker"))
+    );
 }
 
 #[test]
@@ -457,15 +667,33 @@ fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
         }
     };
 
-    assert_eq!(refusal(&mut conn, "no-such-job", "queued"), Refusal::NoSuchRow);
-    assert_eq!(refusal(&mut conn, &id, "done"), Refusal::NotClaimable, "free, but the filter refuses it");
+    assert_eq!(
+        refusal(&mut conn, "no-such-job", "queued"),
+        Refusal::NoSuchRow
+    );
+    assert_eq!(
+        refusal(&mut conn, &id, "done"),
+        Refusal::NotClaimable,
+        "free, but the filter refuses it"
+    );
     let holder = Claim::new("worker-1").unwrap();
     claim(&mut conn, &id, &holder, minute()).expect("claim");
     age(&mut conn, &id, Duration::from_secs(20));
-    let Refusal::Held(held) = refusal(&mut conn, &id, "running") else { panic!("held") };
-    assert_eq!((held.owner.as_str(), held.token.as_str()), ("worker-1", holder.token()));
-    assert!(held.age >= Duration::from_secs(20) && held.age < Duration::from_secs(30), "{held:?}");
-    assert!(held.frees_in <= Duration::from_secs(40) && held.frees_in > Duration::from_secs(30), "{held:?}");
+    let Refusal::Held(held) = refusal(&mut conn, &id, "running") else {
+        panic!("held")
+    };
+    assert_eq!(
+        (held.owner.as_str(), held.token.as_str()),
+        ("worker-1", holder.token())
+    );
+    assert!(
+        held.age >= Duration::from_secs(20) && held.age < Duration::from_secs(30),
+        "{held:?}"
+    );
+    assert!(
+        held.frees_in <= Duration::from_secs(40) && held.frees_in > Duration::from_secs(30),
+        "{held:?}"
+    );
     let _: &LeaseHolder = &held;
 }
 
@@ -488,13 +716,24 @@ fn a_batch_claims_at_most_its_size_of_the_matching_rows_in_the_callers_order() {
 
     let mut won: Vec<&str> = batch.rows().iter().map(|job| job.id.as_str()).collect();
     won.sort();
-    assert_eq!(won, ids[..3].iter().map(String::as_str).collect::<Vec<_>>(), "the first three in the order asked for");
+    assert_eq!(
+        won,
+        ids[..3].iter().map(String::as_str).collect::<Vec<_>>(),
+        "the first three in the order asked for"
+    );
     for job in batch.rows() {
-        assert_eq!((job.status.as_str(), job.worker.as_deref()), ("running", Some("worker-1")));
+        assert_eq!(
+            (job.status.as_str(), job.worker.as_deref()),
+            ("running", Some("worker-1"))
+        );
         assert_eq!(job.lease_token.as_deref(), Some(batch.claim().token()));
     }
     for id in ids[3..].iter().chain(&done) {
-        assert_eq!(job(&mut conn, id).lease_token, None, "{id} was not asked for and is not held");
+        assert_eq!(
+            job(&mut conn, id).lease_token,
+            None,
+            "{id} was not asked for and is not held"
+        );
     }
     let rest: Batch<String> = lease_jobs::table
         .claim_batch(10, minute())
@@ -504,7 +743,11 @@ fn a_batch_claims_at_most_its_size_of_the_matching_rows_in_the_callers_order() {
         .unwrap();
     let mut rest = rest.into_parts().0;
     rest.sort();
-    assert_eq!(rest, ids[3..], "held rows are not claimable, the others are");
+    assert_eq!(
+        rest,
+        ids[3..],
+        "held rows are not claimable, the others are"
+    );
 }
 
 #[test]
@@ -534,13 +777,27 @@ fn a_batch_finishes_in_one_guarded_statement_that_says_which_rows_it_changed() {
 
     let mut expected = ids[1..].to_vec();
     expected.sort();
-    assert_eq!(finished, expected, "the rows the claim still held, and only those");
+    assert_eq!(
+        finished, expected,
+        "the rows the claim still held, and only those"
+    );
     for id in &ids[1..] {
         let row = job(&mut conn, id);
         assert_eq!((row.status.as_str(), row.lease_token), ("done", None));
     }
-    assert_eq!(job(&mut conn, lost).lease_token.as_deref(), Some(rescuer.token()), "the rescuer's row is untouched");
-    assert!(lease_jobs::table.release_rows(batch.claim(), ids.clone()).run(&mut *conn).unwrap().is_empty(), "never twice");
+    assert_eq!(
+        job(&mut conn, lost).lease_token.as_deref(),
+        Some(rescuer.token()),
+        "the rescuer's row is untouched"
+    );
+    assert!(
+        lease_jobs::table
+            .release_rows(batch.claim(), ids.clone())
+            .run(&mut *conn)
+            .unwrap()
+            .is_empty(),
+        "never twice"
+    );
 }
 
 #[test]
@@ -550,8 +807,14 @@ fn a_release_of_more_keys_than_one_list_takes_releases_every_row() {
     // MariaDB scan the table.
     let prefix = unique_id("many");
     let ids: Vec<String> = (0..1_000).map(|n| format!("{prefix}-{n:04}")).collect();
-    let rows: Vec<_> = ids.iter().map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued"))).collect();
-    diesel::insert_into(lease_jobs::table).values(&rows).execute(&mut *conn).unwrap();
+    let rows: Vec<_> = ids
+        .iter()
+        .map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued")))
+        .collect();
+    diesel::insert_into(lease_jobs::table)
+        .values(&rows)
+        .execute(&mut *conn)
+        .unwrap();
     let batch: Batch<String> = lease_jobs::table
         .claim_batch(1_000, minute())
         .filter(lease_jobs::id.like(format!("{prefix}-%")))
@@ -560,7 +823,10 @@ fn a_release_of_more_keys_than_one_list_takes_releases_every_row() {
         .unwrap();
     assert_eq!(batch.len(), 1_000);
 
-    let released = lease_jobs::table.release_rows(batch.claim(), ids.clone()).run(&mut *conn).unwrap();
+    let released = lease_jobs::table
+        .release_rows(batch.claim(), ids.clone())
+        .run(&mut *conn)
+        .unwrap();
     assert_eq!(released.len(), 1_000, "every key of every list");
     let still_held: i64 = lease_jobs::table
         .filter(lease_jobs::id.like(format!("{prefix}-%")))
@@ -583,9 +849,18 @@ fn a_batch_size_out_of_range_or_a_bad_owner_is_refused_before_anything_is_sent()
             .by::<_, String>(owner, conn)
     };
 
-    assert!(matches!(run(&mut conn, 0, "worker"), Err(Error::InvalidBatchSize(_))));
-    assert!(matches!(run(&mut conn, 10_001, "worker"), Err(Error::InvalidBatchSize(_))));
-    assert!(matches!(run(&mut conn, 2, " worker"), Err(Error::InvalidOwner(_))));
+    assert!(matches!(
+        run(&mut conn, 0, "worker"),
+        Err(Error::InvalidBatchSize(_))
+    ));
+    assert!(matches!(
+        run(&mut conn, 10_001, "worker"),
+        Err(Error::InvalidBatchSize(_))
+    ));
+    assert!(matches!(
+        run(&mut conn, 2, " worker"),
+        Err(Error::InvalidOwner(_))
+    ));
     for id in &ids {
         assert_eq!(job(&mut conn, id).lease_token, None, "nothing was written");
     }
@@ -594,7 +869,9 @@ fn a_batch_size_out_of_range_or_a_bad_owner_is_refused_before_anything_is_sent()
 #[test]
 fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_won_once() {
     const WORKERS: usize = 16;
-    let Some(shared) = backend::pool() else { return };
+    let Some(shared) = backend::pool() else {
+        return;
+    };
     let ids = queued_jobs(&mut shared.get().unwrap(), 2_000, "queued");
     let pool = backend::pool_of(WORKERS as u32);
     let start = Barrier::new(WORKERS);
@@ -632,7 +909,11 @@ fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_w
                     }
                     assert!(batch.len() <= 10);
                     let (rows, claim) = batch.into_parts();
-                    let finished = lease_jobs::table.release_rows(&claim, rows.clone()).set(lease_jobs::status.eq("done")).run(conn).unwrap();
+                    let finished = lease_jobs::table
+                        .release_rows(&claim, rows.clone())
+                        .set(lease_jobs::status.eq("done"))
+                        .run(conn)
+                        .unwrap();
                     assert_eq!(finished.len(), rows.len(), "every row won is still held");
                     won.lock().unwrap().extend(rows);
                 }
@@ -662,13 +943,21 @@ fn a_sqlite_lock_held_past_the_busy_timeout_is_a_typed_retryable_error() {
     impatient.batch_execute("PRAGMA busy_timeout = 50").unwrap();
     writer.batch_execute("BEGIN IMMEDIATE").unwrap();
 
-    let result: Result<Claimed<Job, _, _>, Error> =
-        lease_jobs::table.claim_row(id.as_str(), minute()).returning(Job::as_select()).by(Claim::new("w").unwrap(), &mut impatient);
+    let result: Result<Claimed<Job, _, _>, Error> = lease_jobs::table
+        .claim_row(id.as_str(), minute())
+        .returning(Job::as_select())
+        .by(Claim::new("w").unwrap(), &mut impatient);
 
     writer.batch_execute("ROLLBACK").unwrap();
     let error = result.expect_err("the database is locked");
-    assert!(matches!(error, Error::Busy(_)) && error.is_retryable(), "{error:?}");
-    assert!(claim(&mut impatient, &id, &Claim::new("w").unwrap(), minute()).is_some(), "a retry succeeds");
+    assert!(
+        matches!(error, Error::Busy(_)) && error.is_retryable(),
+        "{error:?}"
+    );
+    assert!(
+        claim(&mut impatient, &id, &Claim::new("w").unwrap(), minute()).is_some(),
+        "a retry succeeds"
+    );
 }
 
 /// Claims `ids` in one batch for `owner` and moves their leases `age` back.
@@ -688,7 +977,10 @@ fn claimed_and_aged(conn: &mut backend::Conn, ids: &[String], owner: &str, age: 
             .set(lease_jobs::table.renewed_ago(Age::new(age).unwrap()))
             .execute(conn);
         match aged {
-            Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::SerializationFailure, _)) if attempt < 5 => {}
+            Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::SerializationFailure,
+                _,
+            )) if attempt < 5 => {}
             aged => {
                 assert_eq!(aged.unwrap(), ids.len());
                 break;
@@ -707,8 +999,16 @@ fn a_reap_takes_only_outlived_rows_that_match_its_filter_and_fences_their_holder
     let holder = claimed_and_aged(&mut conn, &outlived, "worker-1", Duration::from_secs(120));
     claimed_and_aged(&mut conn, &fresh, "worker-2", Duration::from_secs(10));
     claimed_and_aged(&mut conn, &done, "worker-3", Duration::from_secs(120));
-    diesel::update(lease_jobs::table.filter(lease_jobs::id.eq_any(&done))).set(lease_jobs::status.eq("done")).execute(&mut *conn).unwrap();
-    let all: Vec<String> = outlived.iter().chain(&fresh).chain(&done).cloned().collect();
+    diesel::update(lease_jobs::table.filter(lease_jobs::id.eq_any(&done)))
+        .set(lease_jobs::status.eq("done"))
+        .execute(&mut *conn)
+        .unwrap();
+    let all: Vec<String> = outlived
+        .iter()
+        .chain(&fresh)
+        .chain(&done)
+        .cloned()
+        .collect();
 
     let mut reaped: Vec<String> = lease_jobs::table
         .reap(100, minute())
@@ -721,23 +1021,43 @@ fn a_reap_takes_only_outlived_rows_that_match_its_filter_and_fences_their_holder
     reaped.sort();
     let mut expected = outlived.clone();
     expected.sort();
-    assert_eq!(reaped, expected, "the outlived running rows, not the fresh one nor the done one");
+    assert_eq!(
+        reaped, expected,
+        "the outlived running rows, not the fresh one nor the done one"
+    );
     for id in &outlived {
         let row = job(&mut conn, id);
         assert_eq!((row.status.as_str(), row.lease_token), ("queued", None));
     }
     assert!(job(&mut conn, &fresh[0]).lease_token.is_some());
-    assert!(job(&mut conn, &done[0]).lease_token.is_some(), "the filter kept it");
-    let late = lease_jobs::table.release_rows(&holder, outlived.clone()).set(lease_jobs::status.eq("done")).run(&mut *conn).unwrap();
-    assert!(late.is_empty(), "the reaped holder's late finish lands nowhere");
+    assert!(
+        job(&mut conn, &done[0]).lease_token.is_some(),
+        "the filter kept it"
+    );
+    let late = lease_jobs::table
+        .release_rows(&holder, outlived.clone())
+        .set(lease_jobs::status.eq("done"))
+        .run(&mut *conn)
+        .unwrap();
+    assert!(
+        late.is_empty(),
+        "the reaped holder's late finish lands nowhere"
+    );
 }
 
 #[test]
 fn sixteen_reapers_race_over_five_hundred_outlived_rows_and_each_is_reaped_once() {
     const REAPERS: usize = 16;
-    let Some(shared) = backend::pool() else { return };
+    let Some(shared) = backend::pool() else {
+        return;
+    };
     let ids = queued_jobs(&mut shared.get().unwrap(), 500, "queued");
-    claimed_and_aged(&mut shared.get().unwrap(), &ids, "worker-dead", Duration::from_secs(120));
+    claimed_and_aged(
+        &mut shared.get().unwrap(),
+        &ids,
+        "worker-dead",
+        Duration::from_secs(120),
+    );
     let pool = backend::pool_of(REAPERS as u32);
     let start = Barrier::new(REAPERS);
     let reaped = std::sync::Mutex::new(Vec::new());
@@ -757,7 +1077,10 @@ fn sixteen_reapers_race_over_five_hundred_outlived_rows_and_each_is_reaped_once(
                         .run(conn)
                         .expect("no reap errors");
                     if batch.is_empty() {
-                        let stale = lease_jobs::table.stale(minute()).load::<_, String>(conn).unwrap();
+                        let stale = lease_jobs::table
+                            .stale(minute())
+                            .load::<_, String>(conn)
+                            .unwrap();
                         if !stale.iter().any(|holding| ids.contains(&holding.key)) {
                             return;
                         }
@@ -788,25 +1111,57 @@ fn holders_stale_rows_and_counts_per_owner_read_by_the_databases_clock() {
     claimed_and_aged(&mut conn, &old, &first, Duration::from_secs(90));
     let claim = claimed_and_aged(&mut conn, &others, &second, Duration::from_secs(30));
 
-    let ours = |holdings: Vec<diesel_lease::Holding<String>>| -> Vec<diesel_lease::Holding<String>> {
-        holdings.into_iter().filter(|holding| holding.owner == first || holding.owner == second).collect()
-    };
-    let holders = ours(lease_jobs::table.holders(minute()).load(&mut *conn).unwrap());
+    let ours =
+        |holdings: Vec<diesel_lease::Holding<String>>| -> Vec<diesel_lease::Holding<String>> {
+            holdings
+                .into_iter()
+                .filter(|holding| holding.owner == first || holding.owner == second)
+                .collect()
+        };
+    let holders = ours(
+        lease_jobs::table
+            .holders(minute())
+            .load(&mut *conn)
+            .unwrap(),
+    );
     assert_eq!(holders.len(), 5);
     assert_eq!(holders[0].key, old[0], "oldest first");
-    let second_holds = holders.iter().find(|holding| holding.owner == second).unwrap();
+    let second_holds = holders
+        .iter()
+        .find(|holding| holding.owner == second)
+        .unwrap();
     assert_eq!(second_holds.token, claim.token());
-    assert!(second_holds.age >= Duration::from_secs(30) && second_holds.age < Duration::from_secs(40), "{second_holds:?}");
-    assert!(second_holds.time_left > Duration::from_secs(20) && second_holds.time_left <= Duration::from_secs(30));
+    assert!(
+        second_holds.age >= Duration::from_secs(30) && second_holds.age < Duration::from_secs(40),
+        "{second_holds:?}"
+    );
+    assert!(
+        second_holds.time_left > Duration::from_secs(20)
+            && second_holds.time_left <= Duration::from_secs(30)
+    );
     let leased_at = job(&mut conn, &second_holds.key).leased_at.unwrap();
-    assert!((second_holds.claimed_at - leased_at).num_milliseconds().abs() <= 1, "{second_holds:?} against {leased_at}");
+    assert!(
+        (second_holds.claimed_at - leased_at)
+            .num_milliseconds()
+            .abs()
+            <= 1,
+        "{second_holds:?} against {leased_at}"
+    );
 
     let stale = ours(lease_jobs::table.stale(minute()).load(&mut *conn).unwrap());
-    assert_eq!(stale.iter().map(|holding| &holding.key).collect::<Vec<_>>(), [&old[0]]);
+    assert_eq!(
+        stale.iter().map(|holding| &holding.key).collect::<Vec<_>>(),
+        [&old[0]]
+    );
     assert!(stale[0].is_stale());
 
     let counts = lease_jobs::table.held_per_owner().load(&mut *conn).unwrap();
-    let count = |owner: &str| counts.iter().find(|(name, _)| name == owner).map(|(_, rows)| *rows);
+    let count = |owner: &str| {
+        counts
+            .iter()
+            .find(|(name, _)| name == owner)
+            .map(|(_, rows)| *rows)
+    };
     assert_eq!((count(&first), count(&second)), (Some(3), Some(2)));
 }
 
@@ -822,32 +1177,73 @@ fn the_fence_rises_with_every_take_and_with_nothing_else() {
             .by(Claim::new(owner).unwrap(), conn)
             .unwrap();
         let won = outcome.won().expect("claimable");
-        assert_eq!(Some(won.row().fence), won.fence(), "the claim reports the row's fence");
+        assert_eq!(
+            Some(won.row().fence),
+            won.fence(),
+            "the claim reports the row's fence"
+        );
         won.fence()
     };
 
     let first = Claim::new("worker-1").unwrap();
-    let won: Claimed<Job, _, _> = lease_jobs::table.claim_row(id.as_str(), minute()).returning(Job::as_select()).by(first.clone(), &mut *conn).unwrap();
-    assert_eq!(won.won().and_then(|won| won.fence()), Some(1), "the first take");
+    let won: Claimed<Job, _, _> = lease_jobs::table
+        .claim_row(id.as_str(), minute())
+        .returning(Job::as_select())
+        .by(first.clone(), &mut *conn)
+        .unwrap();
+    assert_eq!(
+        won.won().and_then(|won| won.fence()),
+        Some(1),
+        "the first take"
+    );
     assert!(renew(&mut conn, &id, &first));
     assert_eq!(fence_of_row(&mut conn), 1, "a renewal leaves the fence");
 
     age(&mut conn, &id, Duration::from_secs(61));
-    assert_eq!(take(&mut conn, "worker-2"), Some(2), "a takeover after the lease");
-    assert!(!renew(&mut conn, &id, &first), "the first holder is fenced off by its token as well");
+    assert_eq!(
+        take(&mut conn, "worker-2"),
+        Some(2),
+        "a takeover after the lease"
+    );
+    assert!(
+        !renew(&mut conn, &id, &first),
+        "the first holder is fenced off by its token as well"
+    );
 
     age(&mut conn, &id, Duration::from_secs(61));
-    let reaped: Vec<String> = lease_jobs::table.reap(10, minute()).filter(lease_jobs::id.eq(&id)).run(&mut *conn).unwrap();
+    let reaped: Vec<String> = lease_jobs::table
+        .reap(10, minute())
+        .filter(lease_jobs::id.eq(&id))
+        .run(&mut *conn)
+        .unwrap();
     assert_eq!(reaped, std::slice::from_ref(&id));
-    assert_eq!(fence_of_row(&mut conn), 2, "a reap releases, it does not take");
+    assert_eq!(
+        fence_of_row(&mut conn),
+        2,
+        "a reap releases, it does not take"
+    );
     assert_eq!(take(&mut conn, "worker-3"), Some(3), "a take after a reap");
 
-    let batch: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&id)).returning(lease_jobs::id).by("worker-4", &mut *conn).unwrap();
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(1, minute())
+        .filter(lease_jobs::id.eq(&id))
+        .returning(lease_jobs::id)
+        .by("worker-4", &mut *conn)
+        .unwrap();
     assert!(batch.is_empty(), "held");
     let third = Claim::with_token("worker-3", &job(&mut conn, &id).lease_token.unwrap()).unwrap();
     assert!(finish(&mut conn, &id, &third));
-    let batch: Batch<String> = lease_jobs::table.claim_batch(1, minute()).filter(lease_jobs::id.eq(&id)).returning(lease_jobs::id).by("worker-4", &mut *conn).unwrap();
-    assert_eq!(batch.fences(), [Some(4)], "a batch reports each row's fence; a release left it at 3");
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(1, minute())
+        .filter(lease_jobs::id.eq(&id))
+        .returning(lease_jobs::id)
+        .by("worker-4", &mut *conn)
+        .unwrap();
+    assert_eq!(
+        batch.fences(),
+        [Some(4)],
+        "a batch reports each row's fence; a release left it at 3"
+    );
 }
 
 #[test]
@@ -855,7 +1251,10 @@ fn a_table_without_a_fence_reports_none() {
     use backend::native::native_jobs;
     let Some(mut conn) = connection() else { return };
     let id = unique_id("native");
-    diesel::insert_into(native_jobs::table).values(native_jobs::id.eq(&id)).execute(&mut *conn).unwrap();
+    diesel::insert_into(native_jobs::table)
+        .values(native_jobs::id.eq(&id))
+        .execute(&mut *conn)
+        .unwrap();
     let outcome: Claimed<String, _, _> = native_jobs::table
         .claim_row(id.as_str(), minute())
         .returning(native_jobs::id)
@@ -872,11 +1271,19 @@ fn a_take_composed_by_hand_raises_the_fence_too() {
     age(&mut conn, &id, Duration::from_secs(61));
 
     let by_hand = Claim::new("worker-2").unwrap();
-    let taken = diesel_lease::update(lease_jobs::table.find(&id).filter(lease_jobs::table.claimable(minute())))
-        .set(lease_jobs::table.taken(&by_hand))
-        .execute(&mut *conn)
-        .unwrap();
+    let taken = diesel_lease::update(
+        lease_jobs::table
+            .find(&id)
+            .filter(lease_jobs::table.claimable(minute())),
+    )
+    .set(lease_jobs::table.taken(&by_hand))
+    .execute(&mut *conn)
+    .unwrap();
 
     assert_eq!(taken, 1);
-    assert_eq!(job(&mut conn, &id).fence, 2, "higher than the first holder's");
+    assert_eq!(
+        job(&mut conn, &id).fence,
+        2,
+        "higher than the first holder's"
+    );
 }
