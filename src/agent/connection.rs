@@ -109,6 +109,14 @@ pub trait AgentConnection: Connection {
         ttl: Lease,
     ) -> QueryResult<Option<bool>>;
     #[doc(hidden)]
+    fn release_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<Option<bool>>;
+    #[doc(hidden)]
     fn claim_chat(
         &mut self,
         _: Sealed,
@@ -181,7 +189,7 @@ pub trait AgentConnection: Connection {
 impl<C> AgentConnection for C
 where
     C: Connection,
-    C::Backend: TakesBothLocks<C>,
+    C::Backend: BothLocksAtOnce<C>,
     for<'a> ClaimChat<'a>: ExecuteDsl<C>,
     for<'a> KeepChat<'a>: ExecuteDsl<C>,
     for<'a> ClaimUser<'a>: ExecuteDsl<C>,
@@ -204,6 +212,16 @@ where
         ttl: Lease,
     ) -> QueryResult<Option<bool>> {
         C::Backend::take_both(self, chat, user, claim, ttl)
+    }
+
+    fn release_both(
+        &mut self,
+        _: Sealed,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<Option<bool>> {
+        C::Backend::release_both(self, chat, user, reference)
     }
 
     fn claim_chat(
@@ -354,9 +372,9 @@ where
     }
 }
 
-/// A backend on which a turn may take both of its locks in one statement, without a
-/// transaction: whether it took them (`None`: the backend has no such statement).
-pub(crate) trait TakesBothLocks<C> {
+/// A backend on which a turn may take, or release, both of its locks in one statement, without
+/// a transaction: whether it changed both (`None`: the backend has no such statement).
+pub(crate) trait BothLocksAtOnce<C> {
     fn take_both(
         conn: &mut C,
         chat: &str,
@@ -364,21 +382,32 @@ pub(crate) trait TakesBothLocks<C> {
         claim: &Claim,
         ttl: Lease,
     ) -> QueryResult<Option<bool>>;
+
+    fn release_both(
+        conn: &mut C,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<Option<bool>>;
 }
 
 /// PostgreSQL and SQLite: a transaction costs them a round trip at each end, no more.
-macro_rules! takes_both_in_a_transaction {
+macro_rules! both_locks_in_a_transaction {
     ($($feature:literal $backend:ty),+) => {$(
         #[cfg(feature = $feature)]
-        impl<C> TakesBothLocks<C> for $backend {
+        impl<C> BothLocksAtOnce<C> for $backend {
             fn take_both(_: &mut C, _: &str, _: &str, _: &Claim, _: Lease) -> QueryResult<Option<bool>> {
+                Ok(None)
+            }
+
+            fn release_both(_: &mut C, _: &str, _: &str, _: &str) -> QueryResult<Option<bool>> {
                 Ok(None)
             }
         }
     )+};
 }
 
-takes_both_in_a_transaction!("postgres" diesel::pg::Pg, "sqlite" diesel::sqlite::Sqlite);
+both_locks_in_a_transaction!("postgres" diesel::pg::Pg, "sqlite" diesel::sqlite::Sqlite);
 
 /// Runs an update; whether it changed (on MySQL: matched) any row.
 fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> QueryResult<bool> {

@@ -164,12 +164,7 @@ impl AgentLocks {
             match conn.take_both(Sealed(()), conversation, user, &claim, self.ttl) {
                 Ok(Some(true)) => return Ok(()),
                 Ok(_) => {}
-                // On its own, the statement may have committed before its answer was lost; in
-                // the caller's transaction, nothing has.
-                Err(error) if crate::strategy::in_no_transaction(conn) => {
-                    return Err(Abort::Failed(Error::from(error).outcome_unknown()))
-                }
-                Err(error) => return Err(error.into()),
+                Err(error) => return Err(Abort::Failed(statement_failure(conn, error))),
             }
             transaction(conn, |conn| {
                 let again = self.take_chat(conn, conversation, user, &claim)?;
@@ -339,6 +334,13 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        // Where one statement releases both, that is the usual case done; a turn that holds one
+        // lock or none, or a chat not of this user, goes on to the transaction.
+        match conn.release_both(Sealed(()), conversation, user, turn.as_str()) {
+            Ok(Some(true)) => return Ok(true),
+            Ok(_) => {}
+            Err(error) => return Err(statement_failure(conn, error)),
+        }
         transaction(conn, |conn| {
             let chat = conn.release_chat(Sealed(()), conversation, turn.as_str())?;
             let user = conn.release_user(Sealed(()), user, turn.as_str())?;
@@ -504,6 +506,16 @@ fn with_attempts<C: AgentConnection>(
     Err(Error::Contended(format!(
         "a lock of user {user:?} was found free, outlived or missing {ATTEMPTS} times in a row"
     )))
+}
+
+/// The error of a statement that changes both locks at once: on its own, it may have committed
+/// before its answer was lost; in the caller's transaction, nothing has.
+fn statement_failure<C: AgentConnection>(conn: &mut C, error: diesel::result::Error) -> Error {
+    if crate::strategy::in_no_transaction(conn) {
+        Error::from(error).outcome_unknown()
+    } else {
+        error.into()
+    }
 }
 
 /// Creates the user's settings row, empty, in a statement of its own: inside the lock

@@ -1,33 +1,82 @@
-//! MySQL/MariaDB: a turn takes both of its locks in one multi-table `UPDATE`, atomic on its own.
-//! In a transaction it would cost eight round trips, because Diesel sends `BEGIN` and `COMMIT`
-//! through `batch_execute`, three round trips each; this statement, prepared once, costs one.
+//! MySQL/MariaDB: a turn takes both of its locks in one multi-table `UPDATE`, and releases them
+//! in another, each atomic on its own. In a transaction either would cost eight round trips,
+//! because Diesel sends `BEGIN` and `COMMIT` through `batch_execute`, three round trips each;
+//! these statements, prepared once, cost one.
 use diesel::dsl;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Nullable, Text};
 
-use super::connection::{ChatOfUser, TakesBothLocks};
+use super::connection::{BothLocksAtOnce, ChatOfUser};
 use super::schema::{conversations, user_settings};
-use crate::claim_lease::Claimable;
-use crate::{Claim, ClaimLease, Lease, NoFence, Now};
+use crate::claim_lease::{Claimable, HeldBy};
+use crate::{Claim, ClaimLease, Lease, NoFence, Now, Null};
 
 type Chats = conversations::table;
 type Users = user_settings::table;
 type ChatAndUser<'a> = dsl::And<ChatOfUser<'a>, dsl::Eq<user_settings::user_id, &'a str>>;
 
-/// `UPDATE conversations STRAIGHT_JOIN user_settings ON <the chat's user> SET <both takes>
-/// WHERE <the chat of the user> AND <both claimable>`: one row of each table, both or neither.
-/// Its SQL is fixed by its type (every value is bound), so it is prepared once.
-struct TakeBoth<'a> {
+/// `UPDATE conversations STRAIGHT_JOIN user_settings ON <the chat's user> SET <chat>, <user>
+/// WHERE <condition>`: one row of each table, both changed or neither. Its SQL is fixed by its
+/// type (every value is bound), so it is prepared once.
+#[derive(QueryId)]
+struct OnBoth<Condition, ChatSet, UserSet> {
     on: dsl::Eq<user_settings::user_id, conversations::user_id>,
-    condition: dsl::And<ChatAndUser<'a>, dsl::And<Claimable<Chats>, Claimable<Users>>>,
-    chat: QualifiedTake<'a, Chats>,
-    user: QualifiedTake<'a, Users>,
+    condition: Condition,
+    chat: ChatSet,
+    user: UserSet,
 }
+
+impl<Condition, ChatSet, UserSet> OnBoth<Condition, ChatSet, UserSet>
+where
+    Self: QueryFragment<Mysql> + QueryId,
+{
+    fn new(condition: Condition, chat: ChatSet, user: UserSet) -> Self {
+        Self {
+            on: user_settings::user_id.eq(conversations::user_id),
+            condition,
+            chat,
+            user,
+        }
+    }
+
+    /// Whether both rows matched, and so changed: the statement is its own transaction.
+    fn changed_both<C: Connection<Backend = Mysql>>(self, conn: &mut C) -> QueryResult<bool> {
+        Ok(self.execute(conn)? == 2)
+    }
+}
+
+impl<Condition, ChatSet, UserSet> QueryFragment<Mysql> for OnBoth<Condition, ChatSet, UserSet>
+where
+    Condition: QueryFragment<Mysql>,
+    ChatSet: QueryFragment<Mysql>,
+    UserSet: QueryFragment<Mysql>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Mysql>) -> QueryResult<()> {
+        // STRAIGHT_JOIN locks the conversation first, then the user, as every other path does:
+        // two turns never wait on each other in opposite orders.
+        out.push_sql("UPDATE ");
+        conversations::table.walk_ast(out.reborrow())?;
+        out.push_sql(" STRAIGHT_JOIN ");
+        user_settings::table.walk_ast(out.reborrow())?;
+        out.push_sql(" ON ");
+        self.on.walk_ast(out.reborrow())?;
+        // A tuple walks as its elements, comma-separated.
+        out.push_sql(" SET ");
+        self.chat.walk_ast(out.reborrow())?;
+        out.push_sql(", ");
+        self.user.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.condition.walk_ast(out.reborrow())
+    }
+}
+
+impl<Condition, ChatSet, UserSet, C> RunQueryDsl<C> for OnBoth<Condition, ChatSet, UserSet> {}
 
 /// `table`.`column` = value: an assignment in a statement on two tables, where a column's name
 /// alone is ambiguous (Diesel's changesets write it alone).
+#[derive(QueryId)]
 struct Qualified<Column, Value> {
     column: Column,
     value: Value,
@@ -45,61 +94,55 @@ where
     }
 }
 
-type Bound<'a> = dsl::AsExprOf<&'a str, Nullable<Text>>;
-
-/// [`ClaimLease::taken`], qualified: owner, token and claimed_at at the database's now. Tables
-/// with a fence would bump it too, so this takes tables without one alone.
-type QualifiedTake<'a, T> = (
-    Qualified<<T as ClaimLease>::Owner, Bound<'a>>,
-    Qualified<<T as ClaimLease>::ClaimToken, Bound<'a>>,
-    Qualified<<T as ClaimLease>::ClaimedAt, Now<<T as ClaimLease>::Clock>>,
+/// The three lease columns of `T`, set to `owner`, `token` and `claimed_at`, qualified. Tables
+/// with a fence would bump it on a take, so this serves tables without one alone.
+type LeaseColumnsSet<T, Owner, Token, ClaimedAt> = (
+    Qualified<<T as ClaimLease>::Owner, Owner>,
+    Qualified<<T as ClaimLease>::ClaimToken, Token>,
+    Qualified<<T as ClaimLease>::ClaimedAt, ClaimedAt>,
 );
 
-fn qualified_take<T: ClaimLease<Fence = NoFence>>(claim: &Claim) -> QualifiedTake<'_, T> {
+fn lease_columns_set<T: ClaimLease<Fence = NoFence>, Owner, Token, ClaimedAt>(
+    owner: Owner,
+    token: Token,
+    claimed_at: ClaimedAt,
+) -> LeaseColumnsSet<T, Owner, Token, ClaimedAt> {
     (
         Qualified {
             column: T::Owner::default(),
-            value: claim.owner().into_sql::<Nullable<Text>>(),
+            value: owner,
         },
         Qualified {
             column: T::ClaimToken::default(),
-            value: claim.token().into_sql::<Nullable<Text>>(),
+            value: token,
         },
         Qualified {
             column: T::ClaimedAt::default(),
-            value: Now::default(),
+            value: claimed_at,
         },
     )
 }
 
-impl QueryFragment<Mysql> for TakeBoth<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Mysql>) -> QueryResult<()> {
-        // STRAIGHT_JOIN locks the conversation first, then the user, as every other path does:
-        // two acquirers never wait on each other in opposite orders.
-        out.push_sql("UPDATE ");
-        conversations::table.walk_ast(out.reborrow())?;
-        out.push_sql(" STRAIGHT_JOIN ");
-        user_settings::table.walk_ast(out.reborrow())?;
-        out.push_sql(" ON ");
-        self.on.walk_ast(out.reborrow())?;
-        // A tuple walks as its elements, comma-separated.
-        out.push_sql(" SET ");
-        self.chat.walk_ast(out.reborrow())?;
-        out.push_sql(", ");
-        self.user.walk_ast(out.reborrow())?;
-        out.push_sql(" WHERE ");
-        self.condition.walk_ast(out.reborrow())
-    }
+type Bound<'a> = dsl::AsExprOf<&'a str, Nullable<Text>>;
+type NullText = Null<Nullable<Text>>;
+/// [`ClaimLease::taken`], qualified.
+type Taken<'a, T> = LeaseColumnsSet<T, Bound<'a>, Bound<'a>, Now<<T as ClaimLease>::Clock>>;
+/// [`ClaimLease::released`], qualified.
+type Released<T> = LeaseColumnsSet<T, NullText, NullText, Null<<T as ClaimLease>::Clock>>;
+
+fn taken<T: ClaimLease<Fence = NoFence>>(claim: &Claim) -> Taken<'_, T> {
+    lease_columns_set::<T, _, _, _>(
+        claim.owner().into_sql::<Nullable<Text>>(),
+        claim.token().into_sql::<Nullable<Text>>(),
+        Now::default(),
+    )
 }
 
-impl QueryId for TakeBoth<'_> {
-    type QueryId = TakeBoth<'static>;
-    const HAS_STATIC_QUERY_ID: bool = true;
+fn released<T: ClaimLease<Fence = NoFence>>() -> Released<T> {
+    lease_columns_set::<T, _, _, _>(Null::default(), Null::default(), Null::default())
 }
 
-impl<C> RunQueryDsl<C> for TakeBoth<'_> {}
-
-impl<C: Connection<Backend = Mysql>> TakesBothLocks<C> for Mysql {
+impl<C: Connection<Backend = Mysql>> BothLocksAtOnce<C> for Mysql {
     fn take_both(
         conn: &mut C,
         chat: &str,
@@ -108,21 +151,32 @@ impl<C: Connection<Backend = Mysql>> TakesBothLocks<C> for Mysql {
         ttl: Lease,
     ) -> QueryResult<Option<bool>> {
         let (chats, users) = (conversations::table, user_settings::table);
-        let statement = TakeBoth {
-            on: user_settings::user_id.eq(conversations::user_id),
-            condition: conversations::id
-                .eq(chat)
-                .and(conversations::user_id.eq(user))
-                .and(user_settings::user_id.eq(user))
-                .and(chats.claimable(ttl).and(users.claimable(ttl))),
-            chat: qualified_take::<Chats>(claim),
-            user: qualified_take::<Users>(claim),
-        };
-        // Both rows matched and changed, or neither: the statement is its own transaction.
-        let won = crate::strategy::lost_conflict_claims_nothing(
-            statement.execute(conn).map(|matched| matched == 2),
-            conn,
-        )?;
+        let both_free: dsl::And<ChatAndUser<'_>, dsl::And<Claimable<Chats>, Claimable<Users>>> =
+            of_user(chat, user).and(chats.claimable(ttl).and(users.claimable(ttl)));
+        let statement = OnBoth::new(both_free, taken::<Chats>(claim), taken::<Users>(claim));
+        let won =
+            crate::strategy::lost_conflict_claims_nothing(statement.changed_both(conn), conn)?;
         Ok(Some(won))
     }
+
+    fn release_both(
+        conn: &mut C,
+        chat: &str,
+        user: &str,
+        reference: &str,
+    ) -> QueryResult<Option<bool>> {
+        let (chats, users) = (conversations::table, user_settings::table);
+        let both_held: dsl::And<ChatAndUser<'_>, dsl::And<HeldBy<'_, Chats>, HeldBy<'_, Users>>> =
+            of_user(chat, user).and(chats.held_by(reference).and(users.held_by(reference)));
+        let statement = OnBoth::new(both_held, released::<Chats>(), released::<Users>());
+        statement.changed_both(conn).map(Some)
+    }
+}
+
+/// The conversation `chat` of `user`, and `user`'s settings row.
+fn of_user<'a>(chat: &'a str, user: &'a str) -> ChatAndUser<'a> {
+    conversations::id
+        .eq(chat)
+        .and(conversations::user_id.eq(user))
+        .and(user_settings::user_id.eq(user))
 }

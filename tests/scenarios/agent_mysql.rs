@@ -15,14 +15,17 @@ fn questions(conn: &mut backend::Conn) -> i64 {
 }
 
 #[test]
-fn a_turn_that_finds_both_locks_free_takes_them_in_one_statement_without_a_transaction() {
+fn a_turn_takes_both_free_locks_in_one_statement_and_releases_them_in_another() {
     let Some(mut conn) = connection() else { return };
     let locks = locks("node-a");
-    // A turn elsewhere first: it prepares the statement, so that what follows is its execution.
-    let warm_user = new_user();
+    // A turn elsewhere first: it prepares the statements, so that what follows is their execution.
+    let (warm_user, warm_turn) = (new_user(), turn());
     let warm_chat = new_chat(&mut conn, &warm_user);
     locks
-        .acquire(&mut *conn, &warm_chat, &warm_user, &turn())
+        .acquire(&mut *conn, &warm_chat, &warm_user, &warm_turn)
+        .unwrap();
+    locks
+        .release(&mut *conn, &warm_chat, &warm_user, &warm_turn)
         .unwrap();
     let user = new_user();
     let chat = new_chat(&mut conn, &user);
@@ -49,6 +52,16 @@ fn a_turn_that_finds_both_locks_free_takes_them_in_one_statement_without_a_trans
         user_lock(&mut conn, &user),
         Some((Some("node-a".to_owned()), reference))
     );
+
+    let before = questions(&mut conn);
+    assert!(
+        locks.release(&mut *conn, &chat, &user, &turn).unwrap(),
+        "it held both"
+    );
+    let statements = questions(&mut conn) - before - 1;
+    assert_eq!(statements, 1, "one UPDATE releases both");
+    assert_eq!(chat_lock(&mut conn, &chat), (None, None));
+    assert_eq!(user_lock(&mut conn, &user), Some((None, None)));
 }
 
 #[derive(QueryableByName)]

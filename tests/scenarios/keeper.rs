@@ -354,15 +354,15 @@ fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out(
         return;
     };
     let ids = queued(&shared, 1);
-    // A real expiry: a 2 s lease, trusted for 1 s after each confirmed renewal, so that a
-    // loaded machine has a second between the keeper giving up and the lease running out.
-    let lease = Lease::from_secs(2).unwrap();
+    // A real expiry: a 4 s lease, trusted for 2 s after each confirmed renewal, so that a
+    // loaded machine has two seconds between the keeper giving up and the lease running out.
+    let lease = Lease::from_secs(4).unwrap();
     let (ids, claim) = claimed(&shared, &ids, lease);
     let keeper = Keeper::start(
         backend::pool_of(2),
         KeeperSettings::new(lease)
             .every(Duration::from_millis(100))
-            .margin(Duration::from_secs(1)),
+            .margin(Duration::from_secs(2)),
     )
     .unwrap();
     let kept = keeper.keep(lease_jobs::table, claim, ids.clone()).unwrap();
