@@ -40,7 +40,12 @@ impl Story {
     }
 
     fn count(&self, what: &'static str) {
-        *self.counts.lock().unwrap_or_else(|e| e.into_inner()).entry(what).or_default() += 1;
+        *self
+            .counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(what)
+            .or_default() += 1;
     }
 
     fn id(&self, name: &str) -> String {
@@ -60,7 +65,9 @@ impl Story {
             }
         }
         if let Some(other) = running.users.insert(user.to_owned(), reference.to_owned()) {
-            self.broken(format!("two in flight for user {user}: {other} and {reference}"));
+            self.broken(format!(
+                "two in flight for user {user}: {other} and {reference}"
+            ));
         }
     }
 
@@ -74,19 +81,33 @@ impl Story {
 
     fn broken(&self, what: String) {
         println!("BROKEN: {what}");
-        self.broken.lock().unwrap_or_else(|e| e.into_inner()).push(what);
+        self.broken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(what);
     }
 
     /// A turn: acquire both locks, run `rounds` rounds checking `held` before each, release.
     fn turn(&self, node: &str, chat: &str, user: &str, rounds: u32) -> Result<bool, Error> {
-        let (locks, turn) = (self.locks(node)?, TurnRef::new(&format!("turn-{}", uuid_like()))?);
+        let (locks, turn) = (
+            self.locks(node)?,
+            TurnRef::new(&format!("turn-{}", uuid_like()))?,
+        );
         let (chat, user) = (self.id(chat), self.id(user));
         let conn = &mut self.db.get()?;
         match locks.acquire(conn, &chat, &user, &turn) {
             Ok(()) => {
                 self.count("turns acquired");
                 self.started(Some(&chat), &user, turn.as_str());
-                self.say(node, &format!("acquired {} for {} in {}", turn.as_str(), short(&user), short(&chat)));
+                self.say(
+                    node,
+                    &format!(
+                        "acquired {} for {} in {}",
+                        turn.as_str(),
+                        short(&user),
+                        short(&chat)
+                    ),
+                );
             }
             Err(refusal) => {
                 self.refused(node, &refusal);
@@ -95,14 +116,28 @@ impl Story {
         }
         for round in 1..=rounds {
             if !locks.held(conn, &chat, &user, &turn)? {
-                self.say(node, &format!("lost {} before round {round}: stops", turn.as_str()));
+                self.say(
+                    node,
+                    &format!("lost {} before round {round}: stops", turn.as_str()),
+                );
                 return Ok(false);
             }
             std::thread::sleep(ROUND);
         }
         self.ended(Some(&chat), &user);
         let released = locks.release(conn, &chat, &user, &turn)?;
-        self.say(node, &format!("released {} ({})", turn.as_str(), if released { "both locks" } else { "already taken over" }));
+        self.say(
+            node,
+            &format!(
+                "released {} ({})",
+                turn.as_str(),
+                if released {
+                    "both locks"
+                } else {
+                    "already taken over"
+                }
+            ),
+        );
         Ok(true)
     }
 
@@ -156,12 +191,24 @@ pub(super) fn run(url: &str, sqlite: bool) -> Result<bool, Error> {
 fn setup(story: &Story) -> Result<(), Error> {
     let conn = &mut story.db.get()?;
     agent::run_migrations(conn)?;
-    let chats = [("chat1", "ana"), ("chat2", "ana"), ("chat3", "ben"), ("chat4", "caro")];
+    let chats = [
+        ("chat1", "ana"),
+        ("chat2", "ana"),
+        ("chat3", "ben"),
+        ("chat4", "caro"),
+    ];
     let rows: Vec<_> = chats
         .iter()
-        .map(|(chat, user)| (conversations::id.eq(story.id(chat)), conversations::user_id.eq(story.id(user))))
+        .map(|(chat, user)| {
+            (
+                conversations::id.eq(story.id(chat)),
+                conversations::user_id.eq(story.id(user)),
+            )
+        })
         .collect();
-    diesel::insert_into(conversations::table).values(&rows).execute(conn)?;
+    diesel::insert_into(conversations::table)
+        .values(&rows)
+        .execute(conn)?;
     Ok(())
 }
 
@@ -199,7 +246,10 @@ fn ben_confirms(story: &Story) -> Result<(), Error> {
     locks.acquire_user(conn, &user, &click, hold)?;
     story.count("clicks acquired");
     story.started(None, &user, click.as_str());
-    story.say("web-1", &format!("click {} holds ben for {HOLD:?}", &click.as_str()[..14]));
+    story.say(
+        "web-1",
+        &format!("click {} holds ben for {HOLD:?}", &click.as_str()[..14]),
+    );
     std::thread::scope(|scope| -> Result<(), Error> {
         let blocked = scope.spawn(|| {
             std::thread::sleep(HOLD + Duration::from_millis(300));
@@ -208,7 +258,10 @@ fn ben_confirms(story: &Story) -> Result<(), Error> {
         for _ in 0..5 {
             std::thread::sleep(Duration::from_millis(200));
             let kept = locks.keep_user(conn, &user, &click, hold)?;
-            story.say("web-1", &format!("click still working: kept the lock ({kept})"));
+            story.say(
+                "web-1",
+                &format!("click still working: kept the lock ({kept})"),
+            );
         }
         story.ended(None, &user);
         locks.release_user(conn, &user, &click)?;
@@ -228,18 +281,30 @@ fn caros_node_dies(story: &Story) -> Result<(), Error> {
     story.locks("node-d")?.acquire(conn, &chat, &user, &lost)?;
     story.count("turns acquired");
     story.started(Some(&chat), &user, lost.as_str());
-    story.say("node-d", &format!("acquired {} for caro in chat4, then the node dies", lost.as_str()));
+    story.say(
+        "node-d",
+        &format!(
+            "acquired {} for caro in chat4, then the node dies",
+            lost.as_str()
+        ),
+    );
 
     std::thread::sleep(Duration::from_millis(300));
     story.turn("node-a", "chat4", "caro", 1)?;
     let sweeper = story.locks("node-a")?;
     let early = sweeper.release_stale(conn, &chat, &user, &lost)?;
-    story.say("node-a", &format!("release_stale before the ttl: {early} (the turn may still run)"));
+    story.say(
+        "node-a",
+        &format!("release_stale before the ttl: {early} (the turn may still run)"),
+    );
 
     std::thread::sleep(TTL);
     story.ended(Some(&chat), &user);
     let reclaimed = sweeper.release_stale(conn, &chat, &user, &lost)?;
-    story.say("node-a", &format!("release_stale after the ttl: {reclaimed}"));
+    story.say(
+        "node-a",
+        &format!("release_stale after the ttl: {reclaimed}"),
+    );
     if reclaimed {
         story.count("stale turns released");
     } else {
@@ -252,21 +317,38 @@ fn summary(story: &Story) -> Result<bool, Error> {
     let conn = &mut story.db.get()?;
     let pattern = format!("{}-%", story.run);
     let chats_left: i64 = conversations::table
-        .filter(conversations::id.like(&pattern).and(conversations::busy_turn_ref.is_not_null()))
+        .filter(
+            conversations::id
+                .like(&pattern)
+                .and(conversations::busy_turn_ref.is_not_null()),
+        )
         .count()
         .get_result(conn)?;
     let users_left: i64 = user_settings::table
-        .filter(user_settings::user_id.like(&pattern).and(user_settings::busy_turn_ref.is_not_null()))
+        .filter(
+            user_settings::user_id
+                .like(&pattern)
+                .and(user_settings::busy_turn_ref.is_not_null()),
+        )
         .count()
         .get_result(conn)?;
     if chats_left + users_left > 0 {
-        story.broken(format!("{chats_left} chat and {users_left} user locks left behind"));
+        story.broken(format!(
+            "{chats_left} chat and {users_left} user locks left behind"
+        ));
     }
     diesel::delete(conversations::table.filter(conversations::id.like(&pattern))).execute(conn)?;
-    diesel::delete(user_settings::table.filter(user_settings::user_id.like(&pattern))).execute(conn)?;
+    diesel::delete(user_settings::table.filter(user_settings::user_id.like(&pattern)))
+        .execute(conn)?;
 
     println!("\nsummary");
-    let mut counts: Vec<_> = story.counts.lock().unwrap_or_else(|e| e.into_inner()).clone().into_iter().collect();
+    let mut counts: Vec<_> = story
+        .counts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .into_iter()
+        .collect();
     counts.sort();
     for (what, count) in counts {
         println!("  {what:<28} {count}");
@@ -274,7 +356,11 @@ fn summary(story: &Story) -> Result<bool, Error> {
     let broken = story.broken.lock().unwrap_or_else(|e| e.into_inner());
     println!(
         "  invariants                   {}",
-        if broken.is_empty() { "held: one turn per chat, one in flight per user, no lock left behind" } else { "BROKEN" }
+        if broken.is_empty() {
+            "held: one turn per chat, one in flight per user, no lock left behind"
+        } else {
+            "BROKEN"
+        }
     );
     Ok(broken.is_empty())
 }

@@ -42,23 +42,47 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
         diesel::sql_query(*statement).execute(conn)?;
     }
     // The lease columns, typed and indexed for this backend, as a migration would add them.
-    let lease_columns = LeaseColumns::new("example_jobs").migration::<<Conn as Connection>::Backend>()?;
+    let lease_columns =
+        LeaseColumns::new("example_jobs").migration::<<Conn as Connection>::Backend>()?;
     conn.batch_execute(lease_columns.up_sql())?;
     let jobs: Vec<_> = (1..=JOBS)
-        .map(|id| (example_jobs::id.eq(id), example_jobs::payload.eq(format!("resize image {id}")), example_jobs::status.eq("queued")))
+        .map(|id| {
+            (
+                example_jobs::id.eq(id),
+                example_jobs::payload.eq(format!("resize image {id}")),
+                example_jobs::status.eq("queued"),
+            )
+        })
         .collect();
-    diesel::insert_into(example_jobs::table).values(&jobs).execute(conn)?;
+    diesel::insert_into(example_jobs::table)
+        .values(&jobs)
+        .execute(conn)?;
 
     let lease = Lease::from_millis(800)?;
     // Renews every kept batch every 200 ms; trusts a lease 200 ms less than it runs.
-    let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease).every(Duration::from_millis(200)).margin(Duration::from_millis(200)))?;
+    let keeper = Keeper::start(
+        pool.clone(),
+        KeeperSettings::new(lease)
+            .every(Duration::from_millis(200))
+            .margin(Duration::from_millis(200)),
+    )?;
     let start = timeline_start();
     let completions = Completions::default();
     std::thread::scope(|scope| -> Result<(), Error> {
         let workers: Vec<_> = (0..WORKERS)
             .map(|n| {
                 let (pool, keeper, completions) = (&pool, &keeper, &completions);
-                scope.spawn(move || work(pool, keeper, &format!("worker-{n}"), n == 0, lease, start, completions))
+                scope.spawn(move || {
+                    work(
+                        pool,
+                        keeper,
+                        &format!("worker-{n}"),
+                        n == 0,
+                        lease,
+                        start,
+                        completions,
+                    )
+                })
             })
             .collect();
         scope.spawn(|| operator_frees_a_job(&pool, start));
@@ -67,7 +91,10 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
         }
         Ok(())
     })?;
-    report(conn, &completions.into_inner().unwrap_or_else(|e| e.into_inner()))
+    report(
+        conn,
+        &completions.into_inner().unwrap_or_else(|e| e.into_inner()),
+    )
 }
 
 /// An operator frees the last job of the queue while a worker holds it (say, to move it to
@@ -75,10 +102,20 @@ pub(super) fn run(url: &str, sqlite: bool, ddl: &[&str]) -> Result<bool, Error> 
 fn operator_frees_a_job(pool: &Pool<ConnectionManager<Conn>>, start: Instant) -> Result<(), Error> {
     for _ in 0..3_000 {
         let conn = &mut pool.get()?;
-        let held = example_jobs::table.find(JOBS).filter(example_jobs::claim_token.is_not_null());
-        let freed = diesel::update(held).set((example_jobs::table.released(), example_jobs::status.eq("queued"))).execute(conn)?;
+        let held = example_jobs::table
+            .find(JOBS)
+            .filter(example_jobs::claim_token.is_not_null());
+        let freed = diesel::update(held)
+            .set((
+                example_jobs::table.released(),
+                example_jobs::status.eq("queued"),
+            ))
+            .execute(conn)?;
         if freed == 1 {
-            println!("{:>5} ms  operator frees job {JOBS} from its worker", millis_since(start));
+            println!(
+                "{:>5} ms  operator frees job {JOBS} from its worker",
+                millis_since(start)
+            );
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -105,10 +142,16 @@ fn work(
             .filter(example_jobs::status.ne("done"))
             .filter(example_jobs::due_at.le(Now::default()))
             .order_by(example_jobs::id)
-            .set((example_jobs::status.eq("running"), example_jobs::attempts.eq(example_jobs::attempts + 1)))
+            .set((
+                example_jobs::status.eq("running"),
+                example_jobs::attempts.eq(example_jobs::attempts + 1),
+            ))
             .by(name, conn)?;
         if batch.is_empty() {
-            let open: i64 = example_jobs::table.filter(example_jobs::status.ne("done")).count().get_result(conn)?;
+            let open: i64 = example_jobs::table
+                .filter(example_jobs::status.ne("done"))
+                .count()
+                .get_result(conn)?;
             if open == 0 {
                 return Ok(());
             }
@@ -118,9 +161,16 @@ fn work(
         }
         let (jobs, claim) = batch.into_parts();
         let ids: Vec<i64> = jobs.iter().map(|job| job.id).collect();
-        println!("{:>5} ms  {name} claimed jobs {ids:?} (attempts {:?})", millis_since(start), jobs.iter().map(|job| job.attempts).collect::<Vec<_>>());
+        println!(
+            "{:>5} ms  {name} claimed jobs {ids:?} (attempts {:?})",
+            millis_since(start),
+            jobs.iter().map(|job| job.attempts).collect::<Vec<_>>()
+        );
         if dies {
-            println!("{:>5} ms  {name} dies holding jobs {ids:?}", millis_since(start));
+            println!(
+                "{:>5} ms  {name} dies holding jobs {ids:?}",
+                millis_since(start)
+            );
             return Ok(());
         }
         let kept = keeper.keep(example_jobs::table, claim.clone(), ids.clone())?;
@@ -130,7 +180,11 @@ fn work(
             // and a loss names the jobs lost.
             if let Err(lost) = kept.check() {
                 if lost.rows.contains(id) {
-                    println!("{:>5} ms  {name} lost job {id} ({}): stops working on it", millis_since(start), lost.reason);
+                    println!(
+                        "{:>5} ms  {name} lost job {id} ({}): stops working on it",
+                        millis_since(start),
+                        lost.reason
+                    );
                     continue;
                 }
             }
@@ -140,25 +194,39 @@ fn work(
         // One guarded statement finishes the jobs worked and says which were still ours.
         let completed = example_jobs::table
             .release_rows(&claim, worked.clone())
-            .set((example_jobs::status.eq("done"), example_jobs::completed_by.eq(name)))
+            .set((
+                example_jobs::status.eq("done"),
+                example_jobs::completed_by.eq(name),
+            ))
             .run(conn)?;
         let mut done = completions.lock().unwrap_or_else(|e| e.into_inner());
         for id in &completed {
             done.entry(*id).or_default().push(name.to_owned());
         }
         drop(done);
-        println!("{:>5} ms  {name} completed jobs {completed:?}", millis_since(start));
+        println!(
+            "{:>5} ms  {name} completed jobs {completed:?}",
+            millis_since(start)
+        );
         drop(kept); // releases what the batch still holds: nothing, or the jobs not worked
         let lost: Vec<&i64> = worked.iter().filter(|id| !completed.contains(id)).collect();
         if !lost.is_empty() {
-            println!("{:>5} ms  {name} lost jobs {lost:?} to a newer claim: their results are dropped", millis_since(start));
+            println!(
+                "{:>5} ms  {name} lost jobs {lost:?} to a newer claim: their results are dropped",
+                millis_since(start)
+            );
         }
     }
 }
 
 fn report(conn: &mut Conn, completions: &BTreeMap<i64, Vec<String>>) -> Result<bool, Error> {
     let rows: Vec<(i64, String, i32, Option<String>)> = example_jobs::table
-        .select((example_jobs::id, example_jobs::status, example_jobs::attempts, example_jobs::completed_by))
+        .select((
+            example_jobs::id,
+            example_jobs::status,
+            example_jobs::attempts,
+            example_jobs::completed_by,
+        ))
         .order(example_jobs::id)
         .load(conn)?;
     let mut broken = 0;
@@ -166,9 +234,15 @@ fn report(conn: &mut Conn, completions: &BTreeMap<i64, Vec<String>>) -> Result<b
         let done_by = completions.get(id).map(Vec::as_slice).unwrap_or_default();
         if status != "done" || done_by.len() != 1 {
             broken += 1;
-            println!("BROKEN  job {id}: status {status}, completed {} times {done_by:?}", done_by.len());
+            println!(
+                "BROKEN  job {id}: status {status}, completed {} times {done_by:?}",
+                done_by.len()
+            );
         } else if *attempts > 1 {
-            println!("reclaimed job {id}: {attempts} attempts, completed once, by {}", completed_by.as_deref().unwrap_or("?"));
+            println!(
+                "reclaimed job {id}: {attempts} attempts, completed once, by {}",
+                completed_by.as_deref().unwrap_or("?")
+            );
         }
     }
     let ok = broken == 0;
