@@ -126,10 +126,11 @@ where
     }
 }
 
-/// The renewal and a read of its rows back by their (key, token) pairs, in a short transaction
-/// at READ COMMITTED: no locking read, which on MariaDB keeps every row it scanned locked until
-/// the commit, and no gap locks, which at the default REPEATABLE READ would make a renewal that
-/// scans deadlock with inserts.
+/// The renewal, then a read of its rows back by their (key, token) pairs, with no transaction
+/// around the two: a row that carries the claim's token after the `UPDATE` is one the `UPDATE`
+/// renewed, since only the claim ever wrote that token, and a row renewed then taken from the
+/// claim (released behind its back) is read as lost, as it is. The pairs find their rows by key
+/// (never a list of one, which MariaDB would scan for), so the `UPDATE` locks those rows alone.
 impl<S, KeyAndToken, ReadBack, C, Row> crate::RenewsRows<S, KeyAndToken, ReadBack, C, Row> for Mysql
 where
     C: diesel::Connection<Backend = Mysql>,
@@ -142,12 +143,10 @@ where
         read_back: ReadBack,
         conn: &mut C,
     ) -> QueryResult<Vec<Row>> {
-        short_transaction(conn, |conn| {
-            if S::execute(statement, conn)? == 0 {
-                return Ok(Vec::new());
-            }
-            read_back.load(conn)
-        })
+        if S::execute(statement, conn)? == 0 {
+            return Ok(Vec::new());
+        }
+        read_back.load(conn)
     }
 }
 
