@@ -350,6 +350,46 @@ fn ratio_text(ratio: f64) -> String {
     }
 }
 
+/// Every goal of the run but the batch claims' (section 8 has a table of its own), in one table.
+fn goals(results: &Results) -> String {
+    let mut rows: Vec<&Row> = results
+        .rows
+        .iter()
+        .filter(|row| row.goal.is_some() && row.section != crate::batch::SECTION)
+        .collect();
+    rows.sort_by_key(|row| row.section);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n### Goals\n\nEvery goal of this run (the batch claims' are in section 8), each against the \
+         baseline it is set on:\n\n| Section | Backend | Figure | Baseline | Library | This run | Goal | Met |\n\
+         |---:|---|---|---|---|---:|---|---|\n",
+    );
+    for row in rows {
+        let this_run = match row.goal {
+            Some(Goal::LibraryAtMost(_) | Goal::LibraryAtLeast(_)) => number(row.library, row.unit),
+            _ => format!("{:.2}x", row.ratio),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {this_run} | {} | {} |",
+            row.section,
+            row.backend,
+            row.figure,
+            row.baseline_name,
+            row.library_name,
+            row.goal.map_or("—".into(), |goal| goal.describe(row.unit)),
+            match row.met() {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "—",
+            }
+        );
+    }
+    md
+}
+
 /// The generated markdown: machine, tables, notes, profile, plot.
 pub fn markdown(results: &Results) -> String {
     let mut md = String::new();
@@ -364,6 +404,7 @@ pub fn markdown(results: &Results) -> String {
         let _ = writeln!(md, "| {label} | {} |", value.replace('|', "\\|"));
     }
     md.push_str("\n![Every figure as a ratio against its baseline](benchmarks/ratios.svg)\n");
+    md.push_str(&goals(results));
     for (section, title) in SECTIONS {
         let rows: Vec<&Row> = results
             .rows
