@@ -48,6 +48,10 @@ pub trait Backend: 'static {
     const CLAIM_USER: &'static str;
     const RELEASE_CHAT: &'static str;
     const RELEASE_USER: &'static str;
+    /// Both locks of an agent turn taken by one multi-table `UPDATE`, where the library acquires
+    /// them so (MariaDB, in the library's later versions); the harness uses it when the library's
+    /// acquire, as recorded at start-up, is this statement.
+    const ACQUIRE_BOTH: Option<&'static str> = None;
     /// The server's settings reported with the results: (label, query of a `value` column).
     const SETTINGS: &'static [(&'static str, &'static str)];
     /// The advisory lock of measurement 4, by name, if the backend has one.
@@ -125,7 +129,11 @@ pub trait Ops: Backend {
         micros: i64,
     ) -> Res<()>;
 
-    /// Acquire an agent turn by hand: one transaction, the chat's lock, then the user's.
+    /// Whether the hand-written acquire is [`Backend::ACQUIRE_BOTH`] (one statement) rather than
+    /// a transaction of two claims, as the library's acquire is found to be at start-up.
+    fn acquire_in_one_statement(one: bool);
+    /// Acquire an agent turn by hand: as the library does, one transaction, the chat's lock, then
+    /// the user's, or one statement ([`Ops::acquire_in_one_statement`]).
     fn hand_acquire<const CACHED: bool>(
         conn: &mut Self::Conn,
         chat: &str,

@@ -18,6 +18,14 @@ hand_statement!(HandClaimChat, <B as Backend>::CLAIM_CHAT);
 hand_statement!(HandClaimUser, <B as Backend>::CLAIM_USER);
 hand_statement!(HandReleaseChat, <B as Backend>::RELEASE_CHAT);
 hand_statement!(HandReleaseUser, <B as Backend>::RELEASE_USER);
+hand_statement!(
+    HandAcquireBoth,
+    <B as Backend>::ACQUIRE_BOTH.unwrap_or_default()
+);
+
+/// Whether the hand-written acquire is one statement, as the library's was found to be.
+static ONE_STATEMENT_ACQUIRE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 #[derive(QueryableByName)]
 struct Count {
@@ -212,6 +220,10 @@ impl Ops for B {
         check(released == 1, "the hand-written release changed no row")
     }
 
+    fn acquire_in_one_statement(one: bool) {
+        ONE_STATEMENT_ACQUIRE.store(one, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn hand_acquire<const CACHED: bool>(
         conn: &mut Conn,
         chat: &str,
@@ -219,6 +231,41 @@ impl Ops for B {
         token: &str,
     ) -> Res<()> {
         use crate::suite::{OWNER, TTL_MICROS};
+        if let (Some(sql), true) = (
+            B::ACQUIRE_BOTH,
+            ONE_STATEMENT_ACQUIRE.load(std::sync::atomic::Ordering::SeqCst),
+        ) {
+            let claimed = if CACHED {
+                PreparedSql::<HandAcquireBoth, 9>::new([
+                    Bind::Text(OWNER),
+                    Bind::Text(token),
+                    Bind::Text(OWNER),
+                    Bind::Text(token),
+                    Bind::Text(chat),
+                    Bind::Text(user),
+                    Bind::Text(user),
+                    Bind::BigInt(TTL_MICROS),
+                    Bind::BigInt(TTL_MICROS),
+                ])
+                .execute(conn)?
+            } else {
+                diesel::sql_query(sql)
+                    .bind::<Text, _>(OWNER)
+                    .bind::<Text, _>(token)
+                    .bind::<Text, _>(OWNER)
+                    .bind::<Text, _>(token)
+                    .bind::<Text, _>(chat)
+                    .bind::<Text, _>(user)
+                    .bind::<Text, _>(user)
+                    .bind::<BigInt, _>(TTL_MICROS)
+                    .bind::<BigInt, _>(TTL_MICROS)
+                    .execute(conn)?
+            };
+            return check(
+                claimed == 2,
+                "the hand-written acquire took fewer than both locks",
+            );
+        }
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             let chat_claimed = if CACHED {
                 PreparedSql::<HandClaimChat, 5>::new([
