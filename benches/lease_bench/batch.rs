@@ -284,7 +284,7 @@ macro_rules! returning_backend {
 pub mod pg_batch {
     use super::*;
 
-    pub use crate::suite::pg_sql::NAME;
+    pub const NAME: &str = <crate::backend::Pg as crate::backend::Backend>::NAME;
     pub type Conn = PgConnection;
     pub const DDL: &[&str] = &[
         "CREATE TABLE bench_jobs (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
@@ -297,7 +297,7 @@ pub mod pg_batch {
     /// After rows were claimed and freed again: their dead versions gone.
     pub const AFTER_FREE: Option<&str> = Some("VACUUM bench_jobs");
     pub const CLAIM: &str = r#"WITH candidates AS MATERIALIZED (SELECT "bench_jobs"."id" FROM "bench_jobs" WHERE ((("bench_jobs"."claim_token" IS NULL) OR ("bench_jobs"."claimed_at" < (statement_timestamp() - $1 * INTERVAL '1 microsecond'))) AND ("bench_jobs"."status" = $2)) ORDER BY "bench_jobs"."id" LIMIT $3 FOR UPDATE SKIP LOCKED) UPDATE "bench_jobs" SET "owner" = $4, "claim_token" = $5, "claimed_at" = statement_timestamp(), "status" = $6 WHERE ("bench_jobs"."id") IN (SELECT * FROM candidates) AND ((("bench_jobs"."claim_token" IS NULL) OR ("bench_jobs"."claimed_at" < (statement_timestamp() - $7 * INTERVAL '1 microsecond'))) AND ("bench_jobs"."status" = $8)) RETURNING "bench_jobs"."id", NULL"#;
-    pub const RELEASE: &str = r#"UPDATE "bench_jobs" SET "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL, "status" = $1 WHERE ("bench_jobs"."id" IN ({keys}) AND ("bench_jobs"."claim_token" = $2)) RETURNING "bench_jobs"."id""#;
+    pub const RELEASE: &str = r#"UPDATE "bench_jobs" SET "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL, "status" = $1 WHERE (("bench_jobs"."id" IN ({keys})) AND ("bench_jobs"."claim_token" = $2)) RETURNING "bench_jobs"."id""#;
 
     fn claim_binds<'a>(n: i64, owner: &'a str, token: &'a str) -> [Bind<'a>; 8] {
         [
@@ -319,7 +319,7 @@ pub mod pg_batch {
 pub mod sqlite_batch {
     use super::*;
 
-    pub use crate::suite::sqlite_sql::NAME;
+    pub const NAME: &str = <crate::backend::Sqlite as crate::backend::Backend>::NAME;
     pub type Conn = SqliteConnection;
     pub const DDL: &[&str] = &[
         "CREATE TABLE bench_jobs (id BIGINT PRIMARY KEY NOT NULL, status TEXT NOT NULL, \
@@ -330,7 +330,7 @@ pub mod sqlite_batch {
     pub const AFTER_FILL: Option<&str> = None;
     pub const AFTER_FREE: Option<&str> = None;
     pub const CLAIM: &str = "UPDATE `bench_jobs` SET `owner` = ?, `claim_token` = ?, `claimed_at` = strftime('%Y-%m-%d %H:%M:%f', 'now'), `status` = ? WHERE (`bench_jobs`.`id`) IN (SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ? / 1000000.0)))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ?) AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%.6f seconds', ? / 1000000.0)))) AND (`bench_jobs`.`status` = ?)) RETURNING `bench_jobs`.`id`, NULL";
-    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE (`bench_jobs`.`id` IN ({keys}) AND (`bench_jobs`.`claim_token` = ?)) RETURNING `bench_jobs`.`id`";
+    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE ((`bench_jobs`.`id` IN ({keys})) AND (`bench_jobs`.`claim_token` = ?)) RETURNING `bench_jobs`.`id`";
 
     fn claim_binds<'a>(n: i64, owner: &'a str, token: &'a str) -> [Bind<'a>; 8] {
         [
@@ -352,7 +352,7 @@ pub mod sqlite_batch {
 pub mod mysql_batch {
     use super::*;
 
-    pub use crate::suite::mysql_sql::NAME;
+    pub const NAME: &str = <crate::backend::Mysql as crate::backend::Backend>::NAME;
     pub type Conn = MysqlConnection;
     pub const DDL: &[&str] = &[
         "CREATE TABLE bench_jobs (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
@@ -364,10 +364,10 @@ pub mod mysql_batch {
     pub const AFTER_FREE: Option<&str> = None;
     pub const READ_COMMITTED: &str = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     pub const CANDIDATES: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ? FOR UPDATE SKIP LOCKED";
-    pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` SET `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6), `status` = ? WHERE (`bench_jobs`.`id` IN ({keys}) AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
-    pub const READ_BACK: &str = "SELECT `bench_jobs`.`id`, NULL FROM `bench_jobs` WHERE (`bench_jobs`.`id` IN ({keys}) AND (`bench_jobs`.`claim_token` = ?))";
-    pub const LOCK_HELD: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (`bench_jobs`.`id` IN ({keys}) AND (`bench_jobs`.`claim_token` = ?)) FOR UPDATE";
-    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE (`bench_jobs`.`id` IN ({keys}) AND (`bench_jobs`.`claim_token` = ?))";
+    pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` SET `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6), `status` = ? WHERE ((`bench_jobs`.`id` IN ({keys})) AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
+    pub const READ_BACK: &str = "SELECT `bench_jobs`.`id`, NULL FROM `bench_jobs` WHERE ((`bench_jobs`.`id` IN ({keys})) AND (`bench_jobs`.`claim_token` = ?))";
+    pub const LOCK_HELD: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE ((`bench_jobs`.`id` IN ({keys})) AND (`bench_jobs`.`claim_token` = ?)) FOR UPDATE";
+    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL, `status` = ? WHERE ((`bench_jobs`.`id` IN ({keys})) AND (`bench_jobs`.`claim_token` = ?))";
 
     hand_statement!(HandCandidates, CANDIDATES);
     keyed_statement!(HandClaimKeys, CLAIM_KEYS);
@@ -505,7 +505,14 @@ macro_rules! batch_suite {
         pub mod $module {
             use super::*;
             use super::$sql as sql;
-            use crate::suite::$suite::{connect, pool, same_statements, Conn, ConnPool};
+            type B = crate::backend::$suite;
+            type Conn = <B as crate::backend::Backend>::Conn;
+            type ConnPool = crate::backend::ConnPool<B>;
+            use crate::backend::{connect, pool};
+
+            fn same_statements(what: &str, library: Vec<String>, hand: Vec<String>) -> Res<()> {
+                crate::suite::same_statements(sql::NAME, what, library, hand)
+            }
 
             pub fn setup(conn: &mut Conn) -> Res<()> {
                 diesel::sql_query("DROP TABLE IF EXISTS bench_jobs").execute(conn)?;
@@ -732,7 +739,7 @@ macro_rules! batch_suite {
                 let slice = plan.batch_slice;
                 let (fewest, most) = plan.batch_jobs;
                 for threads in THREADS {
-                    let pool = pool(url, threads as u32, false)?;
+                    let pool = pool::<B>(url, threads as u32, false)?;
                     for n in BATCHES {
                         // A fresh queue of `jobs`, drained `way` for `slice` at most; every job
                         // finished was finished once, and none is left claimed.
@@ -877,7 +884,7 @@ macro_rules! batch_suite {
 
             pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
                 println!("-- {SECTION}. batch claims ({})", sql::NAME);
-                let mut conn = connect(url)?;
+                let mut conn = connect::<B>(url)?;
                 setup(&mut conn)?;
                 let outcome = (|| -> Res<()> {
                     verify(&mut conn)?;
@@ -891,9 +898,9 @@ macro_rules! batch_suite {
     };
 }
 
-batch_suite!(pg, pg_batch, pg);
-batch_suite!(mysql, mysql_batch, mysql);
-batch_suite!(sqlite, sqlite_batch, sqlite);
+batch_suite!(pg, pg_batch, Pg);
+batch_suite!(mysql, mysql_batch, Mysql);
+batch_suite!(sqlite, sqlite_batch, Sqlite);
 
 // ---- The headline of the section in docs/benchmarks.md ----
 

@@ -32,12 +32,19 @@ use diesel::backend::Backend;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 
+mod backend;
 mod batch;
+mod contention;
+mod holders;
+mod keeper;
 mod measure;
+mod overhead;
+mod pgbench;
 mod pooler;
 mod profile;
 mod report;
 mod suite;
+mod turns;
 
 pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -56,6 +63,21 @@ diesel::table! {
 }
 
 diesel_lease::claim_lease!(bench_leases);
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    /// The rows a keeper keeps in measurement 9.
+    bench_kept (id) {
+        id -> BigInt,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+diesel_lease::claim_lease!(bench_kept);
 
 /// A row of `bench_leases`, read by the library (`Queryable`) and by `sql_query` (`QueryableByName`).
 #[derive(Debug, Queryable, QueryableByName)]
@@ -245,6 +267,7 @@ fn run() -> Res<()> {
                 .ok_or("--out DIR")
         })
         .transpose()?;
+    let out_is_docs = out.is_none();
     let options = Options {
         plan: if quick {
             measure::Plan::quick()
@@ -256,6 +279,17 @@ fn run() -> Res<()> {
         docs: out
             .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs")),
     };
+    // Results written into docs/ must be of a commit: the checkout has to be clean.
+    let revision = report::Revision::current();
+    let into_docs = options.write && out_is_docs;
+    if into_docs && !revision.is_clean() {
+        return Err(format!(
+            "refusing to write docs/ from {}: commit first (or write elsewhere with --out DIR, \
+             or print only with --no-write)",
+            revision.describe()
+        )
+        .into());
+    }
     let started = std::time::Instant::now();
     let mut results = report::Results {
         machine: report::machine(),
@@ -266,9 +300,9 @@ fn run() -> Res<()> {
     let mysql_url = server_url("MySQL/MariaDB", "MYSQL_DATABASE_URL");
 
     if let Some(url) = &pg_url {
-        suite::pg::run(url, &options, &mut results)?;
-        if options.runs(2) {
-            suite::pgbench(url, &options, &mut results)?;
+        suite::run::<backend::Pg>(url, &options, &mut results)?;
+        if options.runs(pgbench::SECTION) {
+            pgbench::run(url, &options, &mut results)?;
         }
         if options.runs(batch::SECTION) {
             batch::pg::run(url, &options, &mut results)?;
@@ -278,20 +312,21 @@ fn run() -> Res<()> {
         }
     }
     if let Some(url) = &mysql_url {
-        suite::mysql::run(url, &options, &mut results)?;
+        suite::run::<backend::Mysql>(url, &options, &mut results)?;
         if options.runs(batch::SECTION) {
             batch::mysql::run(url, &options, &mut results)?;
         }
     }
     let sqlite_path = std::env::temp_dir().join(format!("bench-lease-{}.db", std::process::id()));
     let sqlite_url = sqlite_path.to_string_lossy().into_owned();
-    let sqlite = suite::sqlite::run(&sqlite_url, &options, &mut results).and_then(|()| {
-        if options.runs(batch::SECTION) {
-            batch::sqlite::run(&sqlite_url, &options, &mut results)
-        } else {
-            Ok(())
-        }
-    });
+    let sqlite =
+        suite::run::<backend::Sqlite>(&sqlite_url, &options, &mut results).and_then(|()| {
+            if options.runs(batch::SECTION) {
+                batch::sqlite::run(&sqlite_url, &options, &mut results)
+            } else {
+                Ok(())
+            }
+        });
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{sqlite_url}{suffix}"));
     }

@@ -37,6 +37,10 @@ pub struct Plan {
     pub batch_jobs: (usize, usize),
     /// Rows of measurement 8's single-row claims (each sample claims each at most once).
     pub claim_rows: usize,
+    /// Rounds of measurement 9's renewal rounds.
+    pub keeper_rounds: usize,
+    /// How long one variant renews in one round of measurement 9.
+    pub keeper_slice: Duration,
 }
 
 impl Plan {
@@ -46,14 +50,16 @@ impl Plan {
             slice: Duration::from_millis(200),
             thread_rounds: 5,
             thread_slice: Duration::from_millis(1000),
-            pgbench_rounds: 3,
-            pgbench_secs: 2,
+            pgbench_rounds: 5,
+            pgbench_secs: 5,
             holders: 10_000,
             profile_cycles: 2_000,
             batch_rounds: 5,
             batch_slice: Duration::from_millis(200),
             batch_jobs: (1_000, 60_000),
             claim_rows: 30_000,
+            keeper_rounds: 7,
+            keeper_slice: Duration::from_millis(300),
         }
     }
 
@@ -72,6 +78,8 @@ impl Plan {
             batch_slice: Duration::from_millis(100),
             batch_jobs: (200, 5_000),
             claim_rows: 5_000,
+            keeper_rounds: 1,
+            keeper_slice: Duration::from_millis(50),
         }
     }
 }
@@ -110,6 +118,15 @@ pub fn interleave(rounds: usize, variants: &mut [Variant<'_>]) -> Res<Vec<Vec<f6
         println!("    {:<32} {}", variant.name, shown.join(" "));
     }
     Ok(samples)
+}
+
+/// Runs every variant once, its sample thrown away: whatever is prepared, cached or connected
+/// on first use is so before the rounds.
+pub fn warm_up(variants: &mut [Variant<'_>]) -> Res<()> {
+    for variant in variants.iter_mut() {
+        (variant.sample)()?;
+    }
+    Ok(())
 }
 
 /// Runs `op` over and over for `slice`; the mean time of one call in microseconds.

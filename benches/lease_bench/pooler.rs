@@ -12,9 +12,9 @@ use diesel::PgConnection;
 use diesel_lease::pg::PgTransactionPooling;
 use diesel_lease::{Claim, Lease};
 
+use crate::backend::{self, Ops, Pg};
 use crate::measure::{interleave, median, micros_per_op, paired_ratio, Variant};
 use crate::report::{Better, Results, Row};
-use crate::suite::pg::{connect, lib_cycle, setup, teardown};
 use crate::suite::{LEASE_MICROS, OWNER};
 use crate::{Options, Res};
 
@@ -27,7 +27,7 @@ const POOLED: &str = "PgBouncer, PgTransactionPooling";
 
 /// A connection to `url` with the pooler-safe setup.
 fn uncached(url: &str) -> Res<PgConnection> {
-    let mut conn = connect(url)?;
+    let mut conn = backend::connect::<Pg>(url)?;
     PgTransactionPooling::default().apply(&mut conn);
     Ok(conn)
 }
@@ -42,13 +42,13 @@ pub fn run(pg_url: &str, options: &Options, results: &mut Results) -> Res<()> {
             "{SECTION}: PGBOUNCER_DATABASE_URL is not set: measured directly only"
         ));
     }
-    let mut cached = connect(pg_url)?;
-    setup(&mut cached)?;
+    let mut cached = backend::connect::<Pg>(pg_url)?;
+    Pg::setup(&mut cached)?;
     let outcome = (|| -> Res<()> {
         let lease = Lease::new(Duration::from_micros(LEASE_MICROS as u64))?;
         let slice = options.plan.slice;
         let conns: Vec<(&'static str, RefCell<PgConnection>)> = [
-            Some((CACHED, RefCell::new(connect(pg_url)?))),
+            Some((CACHED, RefCell::new(backend::connect::<Pg>(pg_url)?))),
             Some((UNCACHED, RefCell::new(uncached(pg_url)?))),
             match bouncer_url.as_deref() {
                 Some(url) => Some((POOLED, RefCell::new(uncached(url)?))),
@@ -63,7 +63,7 @@ pub fn run(pg_url: &str, options: &Options, results: &mut Results) -> Res<()> {
             .map(|(name, conn)| {
                 Variant::new(name, move || {
                     let c = &mut *conn.borrow_mut();
-                    micros_per_op(slice, || lib_cycle(c, 1, &Claim::new(OWNER)?, lease))
+                    micros_per_op(slice, || Pg::lib_cycle(c, 1, &Claim::new(OWNER)?, lease))
                 })
             })
             .collect();
@@ -89,6 +89,6 @@ pub fn run(pg_url: &str, options: &Options, results: &mut Results) -> Res<()> {
         }
         Ok(())
     })();
-    let cleaned = teardown(&mut cached);
+    let cleaned = Pg::teardown(&mut cached);
     outcome.and(cleaned)
 }

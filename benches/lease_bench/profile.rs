@@ -4,6 +4,7 @@ use std::process::Command;
 
 use diesel_lease::{Claim, Lease};
 
+use crate::backend::{self, Backend, Ops, Sqlite};
 use crate::report::{Better, Results, Row};
 use crate::suite::{self, OWNER};
 use crate::{Options, Res};
@@ -116,8 +117,8 @@ pub fn cycles(cycles: usize, variant: &str) -> Res<()> {
     let path = std::env::temp_dir().join(format!("bench-lease-profile-{}.db", std::process::id()));
     let url = path.to_string_lossy().into_owned();
     let result = (|| {
-        let mut conn = suite::sqlite::connect(&url)?;
-        suite::sqlite::setup(&mut conn)?;
+        let mut conn = backend::connect::<Sqlite>(&url)?;
+        Sqlite::setup(&mut conn)?;
         profile_cycles(&mut conn, 20, variant)?; // warm: the cached variants prepare here
         profile_cycles(&mut conn, cycles, variant)
     })();
@@ -129,22 +130,20 @@ pub fn cycles(cycles: usize, variant: &str) -> Res<()> {
 
 /// The loop callgrind counts (`--toggle-collect`): nothing outside it is counted.
 #[inline(never)]
-fn profile_cycles(conn: &mut suite::sqlite::Conn, cycles: usize, variant: &str) -> Res<()> {
+fn profile_cycles(conn: &mut <Sqlite as Backend>::Conn, cycles: usize, variant: &str) -> Res<()> {
     let lease = Lease::from_secs(30)?;
     for _ in 0..cycles {
         match variant {
-            "lib" => suite::sqlite::lib_cycle(conn, 1, &Claim::new(OWNER)?, lease)?,
-            "lib-diesel" => {
-                suite::sqlite::lib_cycle_diesel_update(conn, 1, &Claim::new(OWNER)?, lease)?
-            }
-            "hand" => suite::sqlite::hand_cycle::<false>(
+            "lib" => Sqlite::lib_cycle(conn, 1, &Claim::new(OWNER)?, lease)?,
+            "lib-diesel" => Sqlite::lib_cycle_diesel_update(conn, 1, &Claim::new(OWNER)?, lease)?,
+            "hand" => Sqlite::hand_cycle::<false>(
                 conn,
                 1,
                 OWNER,
                 &suite::new_token(),
                 suite::LEASE_MICROS,
             )?,
-            "hand-cached" => suite::sqlite::hand_cycle::<true>(
+            "hand-cached" => Sqlite::hand_cycle::<true>(
                 conn,
                 1,
                 OWNER,

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 9] = [
+pub const SECTIONS: [(u32, &str); 10] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -28,6 +28,10 @@ pub const SECTIONS: [(u32, &str); 9] = [
     (
         crate::batch::SECTION,
         "Batch claims: claim up to n queued jobs, finish them in one release",
+    ),
+    (
+        crate::keeper::SECTION,
+        "The keeper: renewal rounds of 1, 100 and 1,000 held rows, and a kept claim cycle",
     ),
     (
         crate::pooler::SECTION,
@@ -199,34 +203,84 @@ pub fn machine() -> Vec<(String, String)> {
             ),
         ),
         ("Build".into(), "cargo bench: the release profile".into()),
-        ("diesel-lease".into(), revision()),
+        ("diesel-lease".into(), Revision::current().describe()),
     ]
 }
 
-/// The library's revision: the commit, and whether the library's sources (`src/`, `migrations/`)
-/// differ from it; `LEASE_BENCH_REVISION` when the sources are not a git checkout.
-fn revision() -> String {
-    if let Ok(revision) = std::env::var("LEASE_BENCH_REVISION") {
-        return revision;
+/// The commit a run measures, and what in the checkout differs from it.
+#[derive(Debug, Clone)]
+pub struct Revision {
+    /// The full commit hash, or what stands for it outside a git checkout.
+    pub commit: String,
+    /// Tracked files changed and untracked files, outside the harness's own output
+    /// (`docs/benchmarks.md`, `docs/benchmarks/`); `None` when git could not tell.
+    pub changed: Option<Vec<String>>,
+}
+
+impl Revision {
+    /// `LEASE_BENCH_REVISION` (a commit, for sources that are not a git checkout), or git's.
+    pub fn current() -> Self {
+        if let Ok(commit) = std::env::var("LEASE_BENCH_REVISION") {
+            return Self {
+                commit,
+                changed: None,
+            };
+        }
+        let git = |args: &[&str]| {
+            Command::new("git")
+                .args(["-C", env!("CARGO_MANIFEST_DIR")])
+                .args(args)
+                .output()
+                .ok()
+                .filter(|out| out.status.success())
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let Some(head) = git(&["rev-parse", "HEAD"]) else {
+            return Self {
+                commit: "unknown (not a git checkout)".into(),
+                changed: None,
+            };
+        };
+        let changed = git(&[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--",
+            ".",
+            ":(exclude)docs/benchmarks.md",
+            ":(exclude)docs/benchmarks",
+        ])
+        .map(|status| {
+            status
+                .lines()
+                .map(|line| line.get(3..).unwrap_or(line).to_owned())
+                .collect()
+        });
+        Self {
+            commit: head.trim().to_owned(),
+            changed,
+        }
     }
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(["-C", env!("CARGO_MANIFEST_DIR")])
-            .args(args)
-            .output()
-            .ok()
-    };
-    let Some(head) = git(&["rev-parse", "--short", "HEAD"]).filter(|out| out.status.success())
-    else {
-        return "unknown (not a git checkout)".into();
-    };
-    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
-    let clean = git(&["diff", "--quiet", "HEAD", "--", "src", "migrations"])
-        .is_some_and(|out| out.status.success());
-    if clean {
-        format!("git {head} (src/ and migrations/ as committed)")
-    } else {
-        format!("git {head} with uncommitted changes in src/ or migrations/")
+
+    /// Whether the checkout is the commit, file for file.
+    pub fn is_clean(&self) -> bool {
+        self.changed.as_ref().is_some_and(Vec::is_empty)
+    }
+
+    /// The commit, and the tree's state, for the results.
+    pub fn describe(&self) -> String {
+        match &self.changed {
+            Some(changed) if changed.is_empty() => {
+                format!("git {} (a clean tree)", self.commit)
+            }
+            Some(changed) => format!(
+                "git {} with UNCOMMITTED CHANGES ({} file(s): {}): these results are not of the commit",
+                self.commit,
+                changed.len(),
+                changed.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            None => format!("{} (whether the tree is clean is unknown)", self.commit),
+        }
     }
 }
 
@@ -296,6 +350,46 @@ fn ratio_text(ratio: f64) -> String {
     }
 }
 
+/// Every goal of the run but the batch claims' (section 8 has a table of its own), in one table.
+fn goals(results: &Results) -> String {
+    let mut rows: Vec<&Row> = results
+        .rows
+        .iter()
+        .filter(|row| row.goal.is_some() && row.section != crate::batch::SECTION)
+        .collect();
+    rows.sort_by_key(|row| row.section);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n### Goals\n\nEvery goal of this run (the batch claims' are in section 8), each against the \
+         baseline it is set on:\n\n| Section | Backend | Figure | Baseline | Library | This run | Goal | Met |\n\
+         |---:|---|---|---|---|---:|---|---|\n",
+    );
+    for row in rows {
+        let this_run = match row.goal {
+            Some(Goal::LibraryAtMost(_) | Goal::LibraryAtLeast(_)) => number(row.library, row.unit),
+            _ => format!("{:.2}x", row.ratio),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {this_run} | {} | {} |",
+            row.section,
+            row.backend,
+            row.figure,
+            row.baseline_name,
+            row.library_name,
+            row.goal.map_or("—".into(), |goal| goal.describe(row.unit)),
+            match row.met() {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "—",
+            }
+        );
+    }
+    md
+}
+
 /// The generated markdown: machine, tables, notes, profile, plot.
 pub fn markdown(results: &Results) -> String {
     let mut md = String::new();
@@ -310,6 +404,7 @@ pub fn markdown(results: &Results) -> String {
         let _ = writeln!(md, "| {label} | {} |", value.replace('|', "\\|"));
     }
     md.push_str("\n![Every figure as a ratio against its baseline](benchmarks/ratios.svg)\n");
+    md.push_str(&goals(results));
     for (section, title) in SECTIONS {
         let rows: Vec<&Row> = results
             .rows
@@ -458,16 +553,8 @@ fn plotted(row: &Row) -> bool {
         && (row.section != crate::batch::SECTION || row.goal.and_then(Goal::ratio).is_some())
 }
 
-/// Whether a row measures a proposed change (a prototype in the harness) rather than the library.
-fn prototype(row: &Row) -> bool {
-    ["no transaction"]
-        .iter()
-        .any(|what| row.library_name.contains(what))
-}
-
 /// A horizontal bar per figure: library ÷ baseline on a linear axis from 0 to 2 (1 = the
-/// baseline), green where a goal is met, red where not, blue for a proposed change, grey where
-/// the issue sets no goal.
+/// baseline), green where a goal is met, red where not, grey where the issue sets no goal.
 pub fn svg(results: &Results) -> String {
     const WIDTH: f64 = 1180.0;
     const LABEL: f64 = 660.0;
@@ -490,7 +577,7 @@ pub fn svg(results: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<text x="10" y="42" fill="#555">green: goal met · red: goal not met · blue: a proposed change (prototype) · grey: no goal · black tick: the goal · ↓/↑: lower/higher is better · bars stop at 2x</text>"##
+        r##"<text x="10" y="42" fill="#555">green: goal met · red: goal not met · grey: no goal · black tick: the goal · ↓/↑: lower/higher is better · bars stop at 2x</text>"##
     );
     let top = 60.0;
     let bottom = height - 30.0;
@@ -528,7 +615,6 @@ pub fn svg(results: &Results) -> String {
             let color = match row.met() {
                 Some(true) => "#2e7d32",
                 Some(false) => "#c62828",
-                None if prototype(row) => "#1e88e5",
                 None => "#90a4ae",
             };
             let arrow = if row.better == Better::Lower {
