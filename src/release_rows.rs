@@ -158,12 +158,17 @@ where
             held_by_token::<T>(claim),
         )
     };
+    let only = match keys.as_slice() {
+        [key] => Some(key.clone()),
+        _ => None,
+    };
     let locking = SelectWhere::new(table, table.primary_key(), held(keys.clone()));
     let statement = Update::new(table, Where::new(held(keys)), changes);
     Ok(C::Backend::released(
         statement,
         table.primary_key(),
         locking,
+        only,
         conn,
     )?)
 }

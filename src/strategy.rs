@@ -69,12 +69,14 @@ pub trait ReportsWinners<'q, Statement, Selection, ReadBack, C, R>: Backend {
 /// # fn main() {}
 /// ```
 pub trait ReleasesRows<'q, Statement, KeyColumns, Locking, C, Key>: Backend {
-    /// Runs `statement` and gives back the keys of the rows it changed.
+    /// Runs `statement` and gives back the keys of the rows it changed. `only` is the key when
+    /// the statement names one row, whose matched count then says whether it changed.
     #[doc(hidden)]
     fn released(
         statement: Statement,
         keys: KeyColumns,
         locking: Locking,
+        only: Option<Key>,
         conn: &mut C,
     ) -> QueryResult<Vec<Key>>;
 }
@@ -158,6 +160,7 @@ macro_rules! reports_by_returning {
                 statement: S,
                 keys: Keys,
                 _: Locking,
+                _: Option<Key>,
                 conn: &mut C,
             ) -> diesel::QueryResult<Vec<Key>> {
                 diesel::RunQueryDsl::load(statement.returning(keys), conn)

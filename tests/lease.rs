@@ -28,6 +28,7 @@ mod postgres {
 mod mysql {
     use crate::common::mysql as backend;
     include!("scenarios/lease.rs");
+    include!("scenarios/lease_mysql.rs");
 }
 
 #[cfg(feature = "sqlite")]
@@ -41,5 +42,6 @@ mod sqlite {
 #[cfg(any())]
 mod scenarios {
     mod lease;
+    mod lease_mysql;
     mod lease_postgres;
 }

@@ -199,10 +199,6 @@ pub fn verify<B: Ops>(conn: &mut B::Conn) -> Res<()> {
         locks.release(c, chat, user, &turn)?;
         Ok(())
     })?;
-    // Where the library takes both locks in one statement, so does the hand-written acquire.
-    let one_statement = B::ACQUIRE_BOTH
-        .is_some_and(|sql| library.first().is_some_and(|first| first.starts_with(sql)));
-    B::acquire_in_one_statement(one_statement);
     let hand = StatementLog::texts_of(conn, |c| hand_turn::<B, false>(c, chat, user, token))?;
     same_statements(B::NAME, "agent turn", library.clone(), hand)?;
     let hand_cached = StatementLog::texts_of(conn, |c| hand_turn::<B, true>(c, chat, user, token))?;

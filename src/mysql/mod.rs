@@ -114,8 +114,19 @@ where
     Locking: LoadQuery<'q, C, Key>,
 {
     /// The rows the token still holds are locked first, so the `UPDATE` changes exactly those,
-    /// and their keys are the answer.
-    fn released(statement: S, _: Keys, locking: Locking, conn: &mut C) -> QueryResult<Vec<Key>> {
+    /// and their keys are the answer. One row needs no transaction: whether the `UPDATE` matched
+    /// it is the answer.
+    fn released(
+        statement: S,
+        _: Keys,
+        locking: Locking,
+        only: Option<Key>,
+        conn: &mut C,
+    ) -> QueryResult<Vec<Key>> {
+        if let Some(key) = only {
+            let matched = S::execute(statement, conn)?;
+            return Ok(if matched > 0 { vec![key] } else { Vec::new() });
+        }
         short_transaction(conn, |conn| {
             let held: Vec<Key> = locking.load(conn)?;
             if !held.is_empty() {

@@ -17,3 +17,18 @@ native_jobs!(
 pub fn earlier(column: &str, secs: u32) -> String {
     format!("{column} - INTERVAL {secs} SECOND")
 }
+
+/// How many statements the server has run for this session, by its own count (this one
+/// included).
+pub fn questions(conn: &mut Conn) -> i64 {
+    #[derive(QueryableByName)]
+    struct Status {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        #[diesel(column_name = Value)]
+        value: String,
+    }
+    let status: Status = diesel::sql_query("SHOW SESSION STATUS LIKE 'Questions'")
+        .get_result(conn)
+        .expect("the session's statement count");
+    status.value.parse().expect("a count")
+}

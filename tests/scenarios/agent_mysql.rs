@@ -1,18 +1,6 @@
 // MySQL/MariaDB only, included by tests/agent.rs beside the shared scenarios.
 
-/// How many statements the server has run for this session, by its own count.
-fn questions(conn: &mut backend::Conn) -> i64 {
-    #[derive(QueryableByName)]
-    struct Status {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        #[diesel(column_name = Value)]
-        value: String,
-    }
-    let status: Status = diesel::sql_query("SHOW SESSION STATUS LIKE 'Questions'")
-        .get_result(conn)
-        .unwrap();
-    status.value.parse().unwrap()
-}
+use crate::common::mysql::questions;
 
 #[test]
 fn a_turn_takes_both_free_locks_in_one_statement_and_releases_them_in_another() {

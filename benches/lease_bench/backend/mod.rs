@@ -49,9 +49,10 @@ pub trait Backend: 'static {
     const RELEASE_CHAT: &'static str;
     const RELEASE_USER: &'static str;
     /// Both locks of an agent turn taken by one multi-table `UPDATE`, where the library acquires
-    /// them so (MariaDB, in the library's later versions); the harness uses it when the library's
-    /// acquire, as recorded at start-up, is this statement.
+    /// them so (MySQL/MariaDB); otherwise the hand-written acquire is a transaction of two claims.
     const ACQUIRE_BOTH: Option<&'static str> = None;
+    /// Both locks of an agent turn released by one multi-table `UPDATE`, likewise.
+    const RELEASE_BOTH: Option<&'static str> = None;
     /// The server's settings reported with the results: (label, query of a `value` column).
     const SETTINGS: &'static [(&'static str, &'static str)];
     /// The advisory lock of measurement 4, by name, if the backend has one.
@@ -129,18 +130,16 @@ pub trait Ops: Backend {
         micros: i64,
     ) -> Res<()>;
 
-    /// Whether the hand-written acquire is [`Backend::ACQUIRE_BOTH`] (one statement) rather than
-    /// a transaction of two claims, as the library's acquire is found to be at start-up.
-    fn acquire_in_one_statement(one: bool);
-    /// Acquire an agent turn by hand: as the library does, one transaction, the chat's lock, then
-    /// the user's, or one statement ([`Ops::acquire_in_one_statement`]).
+    /// Acquire an agent turn by hand, as the library does: [`Backend::ACQUIRE_BOTH`], or one
+    /// transaction, the chat's lock, then the user's.
     fn hand_acquire<const CACHED: bool>(
         conn: &mut Self::Conn,
         chat: &str,
         user: &str,
         token: &str,
     ) -> Res<()>;
-    /// Release by hand: one transaction, both locks.
+    /// Release by hand, as the library does: [`Backend::RELEASE_BOTH`], or one transaction of
+    /// both releases.
     fn hand_release<const CACHED: bool>(
         conn: &mut Self::Conn,
         chat: &str,

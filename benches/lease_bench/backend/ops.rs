@@ -22,10 +22,10 @@ hand_statement!(
     HandAcquireBoth,
     <B as Backend>::ACQUIRE_BOTH.unwrap_or_default()
 );
-
-/// Whether the hand-written acquire is one statement, as the library's was found to be.
-static ONE_STATEMENT_ACQUIRE: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+hand_statement!(
+    HandReleaseBoth,
+    <B as Backend>::RELEASE_BOTH.unwrap_or_default()
+);
 
 #[derive(QueryableByName)]
 struct Count {
@@ -220,10 +220,6 @@ impl Ops for B {
         check(released == 1, "the hand-written release changed no row")
     }
 
-    fn acquire_in_one_statement(one: bool) {
-        ONE_STATEMENT_ACQUIRE.store(one, std::sync::atomic::Ordering::SeqCst);
-    }
-
     fn hand_acquire<const CACHED: bool>(
         conn: &mut Conn,
         chat: &str,
@@ -231,10 +227,7 @@ impl Ops for B {
         token: &str,
     ) -> Res<()> {
         use crate::suite::{OWNER, TTL_MICROS};
-        if let (Some(sql), true) = (
-            B::ACQUIRE_BOTH,
-            ONE_STATEMENT_ACQUIRE.load(std::sync::atomic::Ordering::SeqCst),
-        ) {
+        if let Some(sql) = B::ACQUIRE_BOTH {
             let claimed = if CACHED {
                 PreparedSql::<HandAcquireBoth, 9>::new([
                     Bind::Text(OWNER),
@@ -320,6 +313,30 @@ impl Ops for B {
         user: &str,
         token: &str,
     ) -> Res<()> {
+        if let Some(sql) = B::RELEASE_BOTH {
+            let released = if CACHED {
+                PreparedSql::<HandReleaseBoth, 5>::new([
+                    Bind::Text(chat),
+                    Bind::Text(user),
+                    Bind::Text(user),
+                    Bind::Text(token),
+                    Bind::Text(token),
+                ])
+                .execute(conn)?
+            } else {
+                diesel::sql_query(sql)
+                    .bind::<Text, _>(chat)
+                    .bind::<Text, _>(user)
+                    .bind::<Text, _>(user)
+                    .bind::<Text, _>(token)
+                    .bind::<Text, _>(token)
+                    .execute(conn)?
+            };
+            return check(
+                released == 2,
+                "the hand-written release found the locks gone",
+            );
+        }
         let released = conn.transaction::<_, diesel::result::Error, _>(|conn| {
             let (chat, user) = if CACHED {
                 (
