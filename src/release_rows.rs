@@ -213,9 +213,21 @@ where
     K: ToSql<Key::SqlType, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        if self.keys.is_empty() {
-            out.push_sql("1 = 0");
-            return Ok(());
+        match self.keys.as_slice() {
+            [] => {
+                out.push_sql("1 = 0");
+                return Ok(());
+            }
+            // One key is an equality: the plainest plan on every server.
+            [key] => {
+                out.push_sql("(");
+                self.column.walk_ast(out.reborrow())?;
+                out.push_sql(" = ");
+                out.push_bind_param::<Key::SqlType, K>(key)?;
+                out.push_sql(")");
+                return Ok(());
+            }
+            _ => {}
         }
         out.push_sql("(");
         for (list, keys) in padded_lists(&self.keys).enumerate() {
@@ -237,14 +249,13 @@ where
     }
 }
 
-/// `values` padded to a power of two, two at least, by repeating the last, in lists of at most
-/// [`MOST_VALUES_IN_ONE_LIST`]. Never a list of one: MariaDB plans `(key, token) IN ((?, ?))`
-/// as a scan of the whole index, locking row after row, where two pairs make a range of keys.
+/// `values` padded to a power of two by repeating the last, in lists of at most
+/// [`MOST_VALUES_IN_ONE_LIST`].
 pub(crate) fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
     let padded: Vec<&T> = values
         .iter()
         .chain(values.last().into_iter().cycle())
-        .take(values.len().next_power_of_two().max(2))
+        .take(values.len().next_power_of_two())
         .collect();
     let lists: Vec<Vec<&T>> = padded
         .chunks(MOST_VALUES_IN_ONE_LIST)

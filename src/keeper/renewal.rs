@@ -142,9 +142,26 @@ where
     String: ToSql<Text, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        if self.pairs.is_empty() {
-            out.push_sql("1 = 0");
-            return Ok(());
+        match self.pairs.as_slice() {
+            [] => {
+                out.push_sql("1 = 0");
+                return Ok(());
+            }
+            // One pair is two equalities: MariaDB plans a row-value list of one as a scan of
+            // the whole index, locking row after row, and every server plans equalities best.
+            [(key, token)] => {
+                out.push_sql("((");
+                self.key.walk_ast(out.reborrow())?;
+                out.push_sql(" = ");
+                out.push_bind_param::<Key::SqlType, K>(key)?;
+                out.push_sql(") AND (");
+                self.token.walk_ast(out.reborrow())?;
+                out.push_sql(" = ");
+                out.push_bind_param::<Text, String>(token)?;
+                out.push_sql("))");
+                return Ok(());
+            }
+            _ => {}
         }
         out.push_sql("(");
         for (list, pairs) in padded_lists(&self.pairs).enumerate() {
