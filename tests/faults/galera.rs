@@ -27,6 +27,7 @@ use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
 use crate::fleet;
 use crate::queue;
 use crate::report::{millis, Outcome};
+use crate::restarts::{as_root, succeed};
 
 const NODES: usize = 3;
 /// The node killed mid-run (not the one that bootstrapped the cluster).
@@ -971,25 +972,4 @@ fn node_config(
         ist_port = 4621 + offset,
         sst_port = 4631 + offset,
     )
-}
-
-fn as_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
-}
-
-/// Runs `command`; its output is shown only when it fails.
-fn succeed(command: &mut Command) -> Result<(), String> {
-    let output = command.output().map_err(|e| format!("{command:?}: {e}"))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{command:?}: {}\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    ))
 }

@@ -283,7 +283,7 @@ fn bin_dir() -> Result<PathBuf, String> {
         })
 }
 
-fn as_root() -> bool {
+pub(crate) fn as_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -291,7 +291,7 @@ fn as_root() -> bool {
 }
 
 /// Runs `command`; its output is shown only when it fails.
-fn succeed(command: &mut Command) -> Result<(), String> {
+pub(crate) fn succeed(command: &mut Command) -> Result<(), String> {
     let output = command.output().map_err(|e| format!("{command:?}: {e}"))?;
     if output.status.success() {
         return Ok(());
