@@ -186,8 +186,8 @@ impl KeeperSettings {
 /// broken connection is replaced by the pool at the next one. Size the pool for it (or give it a
 /// small pool of its own): a renewal that waits for a connection is a renewal that may come too
 /// late. A release on drop waits for one no longer than a renewal interval; without one, it
-/// leaves the lease to run out on its own and warns operators (`tracing` feature). Dropping the keeper stops it and releases every
-/// claim it still keeps.
+/// stops renewing the claim, leaves its lease to run out on its own and warns operators
+/// (`tracing` feature). Dropping the keeper stops it and releases every claim it still keeps.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -604,8 +604,9 @@ trait Releasing<K>: Send + Sync {
 
     /// Releases what `state` still holds as its handle is dropped or its keeper stops, with no
     /// one to hear of an error but operators. It waits for a pool connection no longer than a
-    /// renewal interval, so that a drop never hangs on an exhausted pool: a lease it could not
-    /// release runs out on its own.
+    /// renewal interval (after a renewal of the claim in flight, if any), so that a drop never
+    /// hangs on an exhausted pool: a lease it could not release is renewed no more, and runs out
+    /// on its own.
     fn release_unattended(&self, state: &KeptState<K>);
 }
 
@@ -851,13 +852,13 @@ where
                 Some(wait) => self.pool.get_timeout(wait)?,
                 None => self.pool.get()?,
             };
-            match state.hold_left::<C>(&mut conn)? {
+            let released = state.hold_left::<C>(&mut conn).and_then(|left| match left {
                 // Dated to outlive the lease when the shortest hold ends: a moment later, by
                 // the time this statement runs, never sooner.
                 Some(left) => {
                     let lease = *Age::from(state.settings.lease).micros();
                     let dated = T::ClaimedAt::default().eq(Ago::micros(lease.saturating_sub(left)));
-                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)?
+                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)
                 }
                 None => guarded_update(
                     self.table,
@@ -865,8 +866,12 @@ where
                     keys,
                     self.table.released(),
                     &mut *conn,
-                )?,
+                ),
+            });
+            if released.is_err() {
+                given_back_broken(&mut *conn);
             }
+            released?
         };
         crate::events::released::<T>(&state.claim, released.len());
         let mut inner = lock(&state.inner);
@@ -916,7 +921,11 @@ where
 
     fn release_unattended(&self, state: &KeptState<K>) {
         if let Err(error) = self.release_waiting(state, Some(state.settings.every)) {
-            let rows = lock(&state.inner).held.len();
+            // No handle is left to release it: renewals stop, so that the lease runs out.
+            let mut inner = lock(&state.inner);
+            inner.renewing = false;
+            let rows = inner.held.len();
+            drop(inner);
             crate::events::not_released::<T>(&state.claim, rows, &error);
         }
     }

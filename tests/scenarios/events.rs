@@ -128,6 +128,23 @@ fn a_drop_that_finds_no_pool_connection_leaves_the_lease_to_run_out_and_warns() 
     drop(kept);
     drop(busy);
 
+    // Renewed no more: aged past the lease, the row stays so while the keeper goes on.
+    diesel::update(lease_jobs::table.find(&id))
+        .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(61)).unwrap()))
+        .execute(&mut pool.get().unwrap())
+        .unwrap();
+    crate::common::after_rounds(&keeper, 3);
+    let outlived: i64 = lease_jobs::table
+        .find(&id)
+        .filter(lease_jobs::table.outlived(minute))
+        .count()
+        .get_result(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(
+        outlived, 1,
+        "the keeper stopped renewing what it could not release"
+    );
+
     let token: Option<String> = lease_jobs::table
         .find(&id)
         .select(lease_jobs::lease_token)
