@@ -4,13 +4,13 @@
 
 use crate::Claim;
 
-/// One event of a claim on table `$table`: its owner, token and rows as fields.
+/// One event of a claim on the table named `$table`: its owner, token and rows as fields.
 #[cfg(feature = "tracing")]
 macro_rules! claim_event {
-    ($level:ident, $table:ty, $claim:expr, $rows:expr, $message:literal
+    ($level:ident, $table:expr, $claim:expr, $rows:expr, $message:literal
         $(, $name:ident = %$value:expr)*) => {
         tracing::$level!(
-            table = std::any::type_name::<$table>(),
+            table = $table,
             owner = $claim.owner(),
             token = $claim.token(),
             rows = $rows,
@@ -23,43 +23,41 @@ macro_rules! claim_event {
 /// A claim won `rows` rows of `T`.
 pub(crate) fn acquired<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    claim_event!(info, T, claim, rows, "lease acquired");
+    claim_event!(info, table_name::<T>(), claim, rows, "lease acquired");
 }
 
 /// A keeper renewed `rows` rows of `T`.
 pub(crate) fn renewed<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    claim_event!(debug, T, claim, rows, "lease renewed");
+    claim_event!(debug, table_name::<T>(), claim, rows, "lease renewed");
 }
 
 /// A keeper found `rows` rows of `table` no longer held, or stopped trusting them, for `reason`.
 pub(crate) fn lost(table: &str, claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
-    tracing::warn!(
-        table,
-        owner = claim.owner(),
-        token = claim.token(),
-        rows,
-        reason = %reason,
-        "lease lost"
-    );
+    claim_event!(warn, table, claim, rows, "lease lost", reason = %reason);
 }
 
 /// A release changed `rows` rows of `T` still held.
 pub(crate) fn released<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
-    claim_event!(info, T, claim, rows, "lease released");
+    claim_event!(info, table_name::<T>(), claim, rows, "lease released");
 }
 
 /// A release of `rows` rows of `T` that no caller waits for (a dropped handle, a keeper that
 /// stopped) failed with `error`: a warning, since the rows stay held until the lease runs out.
 pub(crate) fn not_released<T>(claim: &Claim, rows: usize, error: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
-    claim_event!(warn, T, claim, rows, "lease not released; it runs out on its own", error = %error);
+    claim_event!(warn, table_name::<T>(), claim, rows, "lease not released; it runs out on its own", error = %error);
 }
 
 /// A reap took `rows` outlived rows of `T` from their holders.
 pub(crate) fn reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]
-    tracing::info!(table = std::any::type_name::<T>(), rows, "leases reaped");
+    tracing::info!(table = table_name::<T>(), rows, "leases reaped");
+}
+
+/// The name operators see for table `T`.
+pub(crate) fn table_name<T>() -> &'static str {
+    std::any::type_name::<T>()
 }

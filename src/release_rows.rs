@@ -212,46 +212,60 @@ where
     Key: Expression + QueryFragment<DB>,
     K: ToSql<Key::SqlType, DB>,
 {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        match self.keys.as_slice() {
-            [] => {
-                out.push_sql("1 = 0");
-                return Ok(());
-            }
-            // One key is an equality: the plainest plan on every server.
-            [key] => {
-                out.push_sql("(");
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        walk_membership(
+            &self.keys,
+            out,
+            |key, mut out| {
                 self.column.walk_ast(out.reborrow())?;
                 out.push_sql(" = ");
-                out.push_bind_param::<Key::SqlType, K>(key)?;
-                out.push_sql(")");
-                return Ok(());
-            }
-            _ => {}
-        }
-        out.push_sql("(");
-        for (list, keys) in padded_lists(&self.keys).enumerate() {
-            if list > 0 {
-                out.push_sql(" OR ");
-            }
-            self.column.walk_ast(out.reborrow())?;
-            out.push_sql(" IN (");
-            for (index, key) in keys.iter().enumerate() {
-                if index > 0 {
-                    out.push_sql(", ");
+                out.push_bind_param::<Key::SqlType, K>(key)
+            },
+            |keys, mut out| {
+                self.column.walk_ast(out.reborrow())?;
+                out.push_sql(" IN (");
+                for (index, key) in keys.iter().enumerate() {
+                    if index > 0 {
+                        out.push_sql(", ");
+                    }
+                    out.push_bind_param::<Key::SqlType, K>(*key)?;
                 }
-                out.push_bind_param::<Key::SqlType, K>(key)?;
-            }
-            out.push_sql(")");
-        }
-        out.push_sql(")");
-        Ok(())
+                out.push_sql(")");
+                Ok(())
+            },
+        )
     }
+}
+
+/// Writes whether a row is among `values`: never for none; `one`, an equality (the plainest plan
+/// on every server, where MariaDB scans the whole index for a row-value list of one), for a
+/// single value; otherwise `list` for each of [`padded_lists`], joined by `OR`. Parenthesised.
+pub(crate) fn walk_membership<'b, T, DB: Backend>(
+    values: &'b [T],
+    mut out: AstPass<'_, 'b, DB>,
+    one: impl FnOnce(&'b T, AstPass<'_, 'b, DB>) -> QueryResult<()>,
+    mut list: impl FnMut(&[&'b T], AstPass<'_, 'b, DB>) -> QueryResult<()>,
+) -> QueryResult<()> {
+    out.push_sql("(");
+    match values {
+        [] => out.push_sql("1 = 0"),
+        [value] => one(value, out.reborrow())?,
+        _ => {
+            for (index, values) in padded_lists(values).enumerate() {
+                if index > 0 {
+                    out.push_sql(" OR ");
+                }
+                list(&values, out.reborrow())?;
+            }
+        }
+    }
+    out.push_sql(")");
+    Ok(())
 }
 
 /// `values` padded to a power of two by repeating the last, in lists of at most
 /// [`MOST_VALUES_IN_ONE_LIST`].
-pub(crate) fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
+fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
     let padded: Vec<&T> = values
         .iter()
         .chain(values.last().into_iter().cycle())

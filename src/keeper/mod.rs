@@ -178,8 +178,9 @@ impl KeeperSettings {
 }
 
 /// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
-/// table in one statement per round, each row guarded by its own claim's token; it notices when a renewal changes fewer rows than are held, and stops trusting
-/// a lease it could not renew in time. What it keeps is a [`Kept`] handle, which the work asks
+/// table in one statement per round, each row guarded by its own claim's token; it notices when
+/// a renewal changes fewer rows than are held, and stops trusting a lease it could not renew in
+/// time. What it keeps is a [`Kept`] handle, which the work asks
 /// [`is_held`](Kept::is_held) or [`check`](Kept::check) as often as it likes.
 ///
 /// The keeper owns a clone of an r2d2 pool and takes a connection for each renewal only; a
@@ -315,7 +316,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         };
         let now = monotonic::instant();
         let state = Arc::new(KeptState {
-            table: std::any::type_name::<T>(),
+            table: crate::events::table_name::<T>(),
             claim,
             settings: self.shared.settings,
             kept_since: now,
@@ -488,12 +489,20 @@ fn trusted_part(settings: KeeperSettings) -> Duration {
     settings.lease.as_duration().saturating_sub(settings.margin)
 }
 
-/// Marks `conn` broken, so that the pool closes it instead of handing it to the next renewal.
-/// After a failed statement it may be a connection the server killed, and r2d2 asks Diesel,
-/// which judges a connection broken by its transaction state alone: on MySQL/MariaDB, a pool
-/// that does not test connections on checkout would hand the dead one to every renewal after.
-fn given_back_broken<C: Connection>(conn: &mut C) {
-    C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
+/// `work` on `conn`; when it fails, `conn` is marked broken, so that the pool closes it instead
+/// of handing it to the next renewal. After a failed statement it may be a connection the server
+/// killed, and r2d2 asks Diesel, which judges a connection broken by its transaction state
+/// alone: on MySQL/MariaDB, a pool that does not test connections on checkout would hand the
+/// dead one to every renewal after.
+fn broken_on_error<C: Connection, R>(
+    conn: &mut C,
+    work: impl FnOnce(&mut C) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let done = work(conn);
+    if done.is_err() {
+        C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
+    }
+    done
 }
 
 /// A mutex's guard; a poisoned mutex holds plain data that is still sound.
@@ -801,11 +810,7 @@ where
         // ours is no later, so trusting from it can only end the trust sooner.
         let request_start = monotonic::instant();
         let renewed = self.pool.get().map_err(Error::from).and_then(|mut conn| {
-            let renewed = renew_together(self.table, pairs, &mut *conn);
-            if renewed.is_err() {
-                given_back_broken(&mut *conn);
-            }
-            renewed
+            broken_on_error(&mut *conn, |conn| renew_together(self.table, pairs, conn))
         });
         match renewed {
             Ok(rows) => {
@@ -852,26 +857,16 @@ where
                 Some(wait) => self.pool.get_timeout(wait)?,
                 None => self.pool.get()?,
             };
-            let released = state.hold_left::<C>(&mut conn).and_then(|left| match left {
+            broken_on_error(&mut *conn, |conn| match state.hold_left(conn)? {
                 // Dated to outlive the lease when the shortest hold ends: a moment later, by
                 // the time this statement runs, never sooner.
                 Some(left) => {
                     let lease = *Age::from(state.settings.lease).micros();
                     let dated = T::ClaimedAt::default().eq(Ago::micros(lease.saturating_sub(left)));
-                    guarded_update(self.table, &state.claim, keys, dated, &mut *conn)
+                    guarded_update(self.table, &state.claim, keys, dated, conn)
                 }
-                None => guarded_update(
-                    self.table,
-                    &state.claim,
-                    keys,
-                    self.table.released(),
-                    &mut *conn,
-                ),
-            });
-            if released.is_err() {
-                given_back_broken(&mut *conn);
-            }
-            released?
+                None => guarded_update(self.table, &state.claim, keys, self.table.released(), conn),
+            })?
         };
         crate::events::released::<T>(&state.claim, released.len());
         let mut inner = lock(&state.inner);
@@ -1056,8 +1051,8 @@ impl<K: Clone + PartialEq> Kept<K> {
 
     /// Stops keeping the claim and releases the rows it still holds, guarded by its token, in
     /// one statement (after a reading of the database's clock, with a shortest hold: before it
-    /// has passed, the rows are dated rather than freed); gives back their keys. A release that ran before (this handle's, or the
-    /// keeper's when it stopped) releases nothing again. On an error nothing was released, and
+    /// has passed, the rows are dated rather than freed); gives back their keys. A release that
+    /// ran before (this handle's, or the keeper's when it stopped) releases nothing again. On an error nothing was released, and
     /// dropping the handle tries once more.
     ///
     /// ```

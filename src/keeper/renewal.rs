@@ -8,7 +8,7 @@ use diesel::serialize::ToSql;
 use diesel::sql_types::{Bool, HasSqlType, Text};
 use diesel::{Column, QueryResult, Table};
 
-use crate::release_rows::padded_lists;
+use crate::release_rows::walk_membership;
 use crate::strategy::NoLock;
 use crate::{ClaimLease, Error, Renewed, SelectWhere, Update, Where};
 
@@ -141,16 +141,12 @@ where
     K: ToSql<Key::SqlType, DB>,
     String: ToSql<Text, DB>,
 {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        match self.pairs.as_slice() {
-            [] => {
-                out.push_sql("1 = 0");
-                return Ok(());
-            }
-            // One pair is two equalities: MariaDB plans a row-value list of one as a scan of
-            // the whole index, locking row after row, and every server plans equalities best.
-            [(key, token)] => {
-                out.push_sql("((");
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        walk_membership(
+            &self.pairs,
+            out,
+            |(key, token), mut out| {
+                out.push_sql("(");
                 self.key.walk_ast(out.reborrow())?;
                 out.push_sql(" = ");
                 out.push_bind_param::<Key::SqlType, K>(key)?;
@@ -158,32 +154,26 @@ where
                 self.token.walk_ast(out.reborrow())?;
                 out.push_sql(" = ");
                 out.push_bind_param::<Text, String>(token)?;
-                out.push_sql("))");
-                return Ok(());
-            }
-            _ => {}
-        }
-        out.push_sql("(");
-        for (list, pairs) in padded_lists(&self.pairs).enumerate() {
-            if list > 0 {
-                out.push_sql(" OR ");
-            }
-            out.push_sql("(");
-            self.key.walk_ast(out.reborrow())?;
-            out.push_sql(", ");
-            self.token.walk_ast(out.reborrow())?;
-            out.push_sql(") IN ");
-            out.push_sql(DB::ROW_LIST_OPEN);
-            for (index, (key, token)) in pairs.iter().enumerate() {
-                out.push_sql(if index > 0 { ", (" } else { "(" });
-                out.push_bind_param::<Key::SqlType, K>(key)?;
-                out.push_sql(", ");
-                out.push_bind_param::<Text, String>(token)?;
                 out.push_sql(")");
-            }
-            out.push_sql(")");
-        }
-        out.push_sql(")");
-        Ok(())
+                Ok(())
+            },
+            |pairs, mut out| {
+                out.push_sql("(");
+                self.key.walk_ast(out.reborrow())?;
+                out.push_sql(", ");
+                self.token.walk_ast(out.reborrow())?;
+                out.push_sql(") IN ");
+                out.push_sql(DB::ROW_LIST_OPEN);
+                for (index, (key, token)) in pairs.iter().enumerate() {
+                    out.push_sql(if index > 0 { ", (" } else { "(" });
+                    out.push_bind_param::<Key::SqlType, K>(key)?;
+                    out.push_sql(", ");
+                    out.push_bind_param::<Text, String>(token)?;
+                    out.push_sql(")");
+                }
+                out.push_sql(")");
+                Ok(())
+            },
+        )
     }
 }

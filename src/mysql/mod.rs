@@ -141,7 +141,8 @@ where
 /// around the two: a row that carries the claim's token after the `UPDATE` is one the `UPDATE`
 /// renewed, since only the claim ever wrote that token, and a row renewed then taken from the
 /// claim (released behind its back) is read as lost, as it is. The pairs find their rows by key
-/// (never a list of one, which MariaDB would scan for), so the `UPDATE` locks those rows alone.
+/// (one pair as two equalities, several as row-value lists), so the `UPDATE` locks those
+/// rows alone.
 impl<S, KeyAndToken, ReadBack, C, Row> crate::RenewsRows<S, KeyAndToken, ReadBack, C, Row> for Mysql
 where
     C: diesel::Connection<Backend = Mysql>,
