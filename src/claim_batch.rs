@@ -150,6 +150,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
     }
 
     /// The caller's own changes, set on every claimed row by the same statement.
+    /// They read each row as it was before, on every backend ([`ClaimRow::set`](crate::ClaimRow::set)).
     ///
     /// ```
     /// # include!("doctest_setup.rs");
@@ -240,7 +241,7 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
                 T,
                 F,
                 O,
-                (TakenBy<T>, Changes),
+                (Changes, TakenBy<T>),
                 (Selection, FenceRead<T>),
                 HeldByToken<T>,
             >,
@@ -255,7 +256,8 @@ impl<T: ClaimLease, F, O, Changes, Selection> ClaimBatch<T, F, O, Changes, Selec
             filter: self.filter,
             order: self.order,
             limit,
-            set: (taken_by::<T>(&claim), self.changes),
+            // The caller's changes first, reading the row as it was (see `ClaimRow::by`).
+            set: (self.changes, taken_by::<T>(&claim)),
             selection: (self.selection, <T::Fence as Fence<T>>::read()),
             changed: held_by_token::<T>(&claim),
         };

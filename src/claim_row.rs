@@ -20,7 +20,7 @@ pub type KeyIs<T, K> = <<T as Table>::PrimaryKey as EqAll<K>>::Output;
 /// The `UPDATE` a [`ClaimRow`] runs.
 #[doc(hidden)]
 pub type RowClaimStatement<T, K, F, Changes> =
-    Update<T, Where<Both<KeyIs<T, K>, F>>, (TakenBy<T>, Changes)>;
+    Update<T, Where<Both<KeyIs<T, K>, F>>, (Changes, TakenBy<T>)>;
 
 /// How MySQL/MariaDB read back the row a [`ClaimRow`] won: by its key and the claim's token.
 #[doc(hidden)]
@@ -112,6 +112,10 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
 
     /// The caller's own changes, set by the same `UPDATE` as the claim: anything
     /// `diesel::update(..).set(..)` takes, on the table's other columns.
+    ///
+    /// They read the row as it was before the claim on every backend (MySQL evaluates `SET`
+    /// from left to right, so the library writes them first): `prev_owner.eq(owner)` keeps the
+    /// holder the claim takes the row from.
     ///
     /// ```
     /// # include!("doctest_setup.rs");
@@ -211,7 +215,9 @@ impl<T: ClaimLease, K, F, Changes, Selection> ClaimRow<T, K, F, Changes, Selecti
         let statement = Update::new(
             self.table,
             Where::new(Both::new(key_is(), self.filter)),
-            (taken_by::<T>(&claim), self.changes),
+            // The caller's changes first: MySQL evaluates `SET` left to right, so they read the
+            // row as it was before the claim there too, as on PostgreSQL and SQLite.
+            (self.changes, taken_by::<T>(&claim)),
         );
         let selection = || (self.selection.clone(), <T::Fence as Fence<T>>::read());
         let read_back = SelectWhere::new(

@@ -116,6 +116,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
     }
 
     /// What a reaped row becomes, beside being released.
+    /// They read each row as it was before the reap, on every backend.
     ///
     /// ```
     /// # include!("doctest_setup.rs");
@@ -159,7 +160,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
         C: Connection,
         C::Backend: RunsBatchUpdates<
             'q,
-            BatchUpdateParts<T, F, O, (Released<T>, Changes), T::PrimaryKey, Unclaimed<T>>,
+            BatchUpdateParts<T, F, O, (Changes, Released<T>), T::PrimaryKey, Unclaimed<T>>,
             C,
             K,
         >,
@@ -169,7 +170,8 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
             filter: self.filter,
             order: self.order,
             limit: batch_limit(self.size)?,
-            set: (self.table.released(), self.changes),
+            // The caller's changes first, reading the row as it was (see `ClaimRow::by`).
+            set: (self.changes, self.table.released()),
             selection: self.table.primary_key(),
             // Every candidate was held when it was locked; the reap alone clears the token.
             changed: self.table.unclaimed(),

@@ -18,7 +18,7 @@ pub type GuardedUpdate<T, K, Changes> = Update<T, Where<HeldRows<T, K>>, Changes
 
 /// The `UPDATE` a [`ReleaseRows`] runs.
 #[doc(hidden)]
-pub type ReleaseStatement<T, K, Changes> = GuardedUpdate<T, K, (Released<T>, Changes)>;
+pub type ReleaseStatement<T, K, Changes> = GuardedUpdate<T, K, (Changes, Released<T>)>;
 
 /// How MySQL/MariaDB learn which rows a release will change: they lock them first.
 #[doc(hidden)]
@@ -74,6 +74,7 @@ impl<T: ClaimLease, K> ReleaseRows<T, K, NoChanges<T>> {
 impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
     /// The caller's own changes (a final status, a result), set on the released rows by the
     /// same statement.
+    /// They read each row as it was before the release, on every backend.
     ///
     /// ```
     /// # include!("doctest_setup.rs");
@@ -124,7 +125,8 @@ impl<T: ClaimLease, K, Changes> ReleaseRows<T, K, Changes> {
             K,
         >,
     {
-        let changes = (self.table.released(), self.changes);
+        // The caller's changes first, reading the row as it was (see `ClaimRow::by`).
+        let changes = (self.changes, self.table.released());
         let released = guarded_update(self.table, &self.claim, self.keys, changes, conn)?;
         crate::events::released::<T>(&self.claim, released.len());
         Ok(released)

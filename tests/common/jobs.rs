@@ -13,6 +13,7 @@ diesel::table! {
         lease_token -> Nullable<Text>,
         leased_at -> Nullable<UtcTimestamp>,
         fence -> BigInt,
+        previous_worker -> Nullable<Text>,
     }
 }
 
@@ -33,6 +34,7 @@ pub struct Job {
     pub lease_token: Option<String>,
     pub leased_at: Option<DateTime<Utc>>,
     pub fence: i64,
+    pub previous_worker: Option<String>,
 }
 
 /// The DDL of `lease_jobs` on each backend; the CHECK lets a test make the caller's part fail.
@@ -42,7 +44,8 @@ pub const POSTGRES_DDL: &str = "CREATE TABLE lease_jobs (
     worker VARCHAR(255),
     lease_token VARCHAR(255),
     leased_at TIMESTAMPTZ,
-    fence BIGINT NOT NULL DEFAULT 0)";
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255))";
 pub const MYSQL_DDL: &str = "CREATE TABLE lease_jobs (
     id VARCHAR(64) PRIMARY KEY,
     status VARCHAR(16) NOT NULL CHECK (status IN ('queued', 'running', 'done')),
@@ -50,6 +53,7 @@ pub const MYSQL_DDL: &str = "CREATE TABLE lease_jobs (
     lease_token VARCHAR(255) COLLATE utf8mb4_bin,
     leased_at DATETIME(6),
     fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255),
     INDEX lease_jobs_token (lease_token))";
 pub const SQLITE_DDL: &str = "CREATE TABLE lease_jobs (
     id TEXT PRIMARY KEY,
@@ -57,4 +61,5 @@ pub const SQLITE_DDL: &str = "CREATE TABLE lease_jobs (
     worker TEXT,
     lease_token TEXT,
     leased_at TEXT,
-    fence BIGINT NOT NULL DEFAULT 0)";
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker TEXT)";

@@ -1287,3 +1287,69 @@ fn a_take_composed_by_hand_raises_the_fence_too() {
         "higher than the first holder's"
     );
 }
+
+#[test]
+fn the_callers_changes_read_the_row_as_it_was_before_the_claim_or_release() {
+    let Some(mut conn) = connection() else { return };
+    let previous = |conn: &mut backend::Conn, id: &str| job(conn, id).previous_worker;
+    let carry_worker = lease_jobs::previous_worker.eq(lease_jobs::worker);
+
+    // One row, taken over from an outlived holder: the caller reads the old holder.
+    let id = queued_job(&mut conn);
+    claim(&mut conn, &id, &Claim::new("worker-1").unwrap(), minute()).unwrap();
+    age(&mut conn, &id, Duration::from_secs(120));
+    let outcome: Claimed<Job, _, _> = lease_jobs::table
+        .claim_row(id.as_str(), minute())
+        .set(carry_worker)
+        .returning(Job::as_select())
+        .by(Claim::new("worker-2").unwrap(), &mut *conn)
+        .unwrap();
+    let taker = outcome
+        .won()
+        .expect("outlived, so claimable")
+        .into_parts()
+        .1;
+    assert_eq!(previous(&mut conn, &id).as_deref(), Some("worker-1"));
+
+    // Its release: the caller reads the holder it releases.
+    let released = lease_jobs::table
+        .release_rows(&taker, vec![id.clone()])
+        .set(carry_worker)
+        .run(&mut *conn)
+        .unwrap();
+    assert_eq!(released, [id.clone()]);
+    assert_eq!(previous(&mut conn, &id).as_deref(), Some("worker-2"));
+
+    // A batch, taken over from an outlived holder, then reaped.
+    let ids = queued_jobs(&mut conn, 2, "queued");
+    claimed_and_aged(&mut conn, &ids, "worker-3", Duration::from_secs(120));
+    let batch: Batch<String> = lease_jobs::table
+        .claim_batch(2, minute())
+        .filter(lease_jobs::id.eq_any(&ids))
+        .set(carry_worker)
+        .returning(lease_jobs::id)
+        .by("worker-4", &mut *conn)
+        .unwrap();
+    assert_eq!(batch.len(), 2);
+    for id in &ids {
+        assert_eq!(previous(&mut conn, id).as_deref(), Some("worker-3"));
+    }
+    diesel::update(lease_jobs::table.filter(lease_jobs::id.eq_any(&ids)))
+        .set(lease_jobs::table.renewed_ago(Age::new(Duration::from_secs(120)).unwrap()))
+        .execute(&mut *conn)
+        .unwrap();
+    let reaped: Vec<String> = lease_jobs::table
+        .reap(10, minute())
+        .filter(lease_jobs::id.eq_any(&ids))
+        .set(carry_worker)
+        .run(&mut *conn)
+        .unwrap();
+    assert_eq!(reaped.len(), 2);
+    for id in &ids {
+        assert_eq!(
+            previous(&mut conn, id).as_deref(),
+            Some("worker-4"),
+            "the reaper reads the holder it reaps, as on every backend"
+        );
+    }
+}
