@@ -1317,7 +1317,7 @@ fn the_callers_changes_read_the_row_as_it_was_before_the_claim_or_release() {
         .set(carry_worker)
         .run(&mut *conn)
         .unwrap();
-    assert_eq!(released, [id.clone()]);
+    assert_eq!(released, std::slice::from_ref(&id));
     assert_eq!(previous(&mut conn, &id).as_deref(), Some("worker-2"));
 
     // A batch, taken over from an outlived holder, then reaped.
