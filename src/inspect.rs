@@ -13,8 +13,10 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{Column, ExpressionMethods, QueryResult, RunQueryDsl, Table};
 
 use crate::claim_lease::{ClaimedAtOf, OwnerOf, TokenOf};
-use crate::strategy::{Both, SelectWhere};
-use crate::{Age, ClaimLease, ClockMicros, Error, Lease, MicrosSince, Outlived};
+use crate::strategy::{read_rows, Both, SelectWhere};
+use crate::{
+    Age, ClaimLease, ClockMicros, Error, Lease, MicrosSince, Outlived, RecoversFailedReads,
+};
 
 /// The columns read of a held row: its key, owner, token and age in microseconds, and the
 /// database's time of the read.
@@ -198,9 +200,11 @@ impl<T: ClaimLease, Read: HoldersRead<T>> Holders<T, Read> {
     pub fn load<'q, C, K>(self, conn: &mut C) -> Result<Vec<Holding<K>>, Error>
     where
         C: Connection,
+        C::Backend: RecoversFailedReads,
         Read::Query: LoadQuery<'q, C, HoldingRow<K>>,
     {
-        let rows: Vec<HoldingRow<K>> = Read::query(self.table, self.lease).load(conn)?;
+        let read = Read::query(self.table, self.lease);
+        let rows: Vec<HoldingRow<K>> = read_rows(conn, |conn| read.load(conn))?;
         let lease = *Age::from(self.lease).micros();
         let mut holdings: Vec<Holding<K>> = rows
             .into_iter()
@@ -271,9 +275,11 @@ impl<T: ClaimLease> HeldPerOwner<T> {
     pub fn load<'q, C>(self, conn: &mut C) -> Result<Vec<(String, i64)>, Error>
     where
         C: Connection,
+        C::Backend: RecoversFailedReads,
         Self: LoadQuery<'q, C, (Option<String>, i64)>,
     {
-        let rows: Vec<(Option<String>, i64)> = RunQueryDsl::load(self, conn)?;
+        let rows: Vec<(Option<String>, i64)> =
+            read_rows(conn, |conn| RunQueryDsl::load(self, conn))?;
         Ok(rows
             .into_iter()
             .map(|(owner, rows)| (owner.unwrap_or_default(), rows))

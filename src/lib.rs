@@ -109,7 +109,7 @@ pub use migration::{LeaseColumns, LeaseDdl, LeaseMigration};
 pub use reap::Reap;
 pub use refusal::{LeaseHolder, Refusal, Refused};
 pub use release_rows::ReleaseRows;
-pub use strategy::{Both, NoChanges, ReleasesRows, ReportsWinners};
+pub use strategy::{Both, NoChanges, RecoversFailedReads, ReleasesRows, ReportsWinners};
 pub use update::{
     update, IncompleteUpdate, NoReturning, Returning, SupportsReturning, Update, UpdateOf, Where,
 };

@@ -9,8 +9,8 @@ use diesel::{OptionalExtension, RunQueryDsl};
 
 use crate::claim_lease::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::claim_row::KeyIs;
-use crate::strategy::SelectWhere;
-use crate::{ClaimLease, Error, Fresh, Lease, MicrosSince};
+use crate::strategy::{read_rows, SelectWhere};
+use crate::{ClaimLease, Error, Fresh, Lease, MicrosSince, RecoversFailedReads};
 
 /// The columns read to explain a refusal: owner, token, age in microseconds, and whether the
 /// lease is fresh, all by the database's clock.
@@ -91,6 +91,7 @@ impl<T: ClaimLease, K> Refused<T, K> {
     pub fn why<'q, C>(&self, conn: &mut C) -> Result<Refusal, Error>
     where
         C: Connection,
+        C::Backend: RecoversFailedReads,
         K: Clone,
         T::PrimaryKey: EqAll<K>,
         WhyRefused<T, K>: LoadQuery<'q, C, HolderRow>,
@@ -103,7 +104,7 @@ impl<T: ClaimLease, K> Refused<T, K> {
         );
         let key_is = self.table.primary_key().eq_all(self.key.clone());
         let read: WhyRefused<T, K> = SelectWhere::new(self.table, columns, key_is);
-        let row: Option<HolderRow> = read.get_result(conn).optional()?;
+        let row: Option<HolderRow> = read_rows(conn, |conn| read.get_result(conn).optional())?;
         Ok(row.map_or(Refusal::NoSuchRow, |row| refusal_of(row, self.lease)))
     }
 }

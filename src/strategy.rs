@@ -457,6 +457,48 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 {
 }
 
+/// What a backend does to a connection on which a statement that returns rows has just failed
+/// with a database error, before anything else runs on it: nothing on PostgreSQL and SQLite. On
+/// MySQL/MariaDB the connection's prepared statements are dropped, since the client library can
+/// leave the failed one unable to run again (its next execution would wait for ever); see
+/// `docs/upstream/mysql-statement-hang.md`. That turns Diesel's statement cache back on for the
+/// connection, should it have been off.
+///
+/// Implemented by the library for each backend; a table author never implements it.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// # #[cfg(feature = "sqlite")]
+/// fn recovers<DB: diesel_lease::RecoversFailedReads>() {}
+/// # fn main() {
+/// # #[cfg(feature = "sqlite")]
+/// recovers::<diesel::sqlite::Sqlite>();
+/// # }
+/// ```
+pub trait RecoversFailedReads: Backend {
+    /// Puts `conn` right after a statement that returns rows failed on it.
+    #[doc(hidden)]
+    fn after_failed_read<C: Connection<Backend = Self>>(conn: &mut C);
+}
+
+/// Runs `read`, a statement that returns rows, and lets the backend put the connection right
+/// if it failed in the database, before the same statement can run again on it (a retry
+/// included): every `SELECT` the library sends goes through here.
+pub(crate) fn read_rows<C, R>(
+    conn: &mut C,
+    read: impl FnOnce(&mut C) -> QueryResult<R>,
+) -> QueryResult<R>
+where
+    C: Connection,
+    C::Backend: RecoversFailedReads,
+{
+    let result = read(conn);
+    if let Err(DieselError::DatabaseError(..)) = result {
+        C::Backend::after_failed_read(conn);
+    }
+    result
+}
+
 /// A claim that lost a write conflict outside a transaction of the caller's has claimed
 /// nothing: a deadlock victim on MySQL/MariaDB, a Galera certification failure, a
 /// serialization failure on PostgreSQL. The statement was rolled back alone, so it is a lost

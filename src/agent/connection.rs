@@ -11,7 +11,8 @@ use crate::claim_lease::{
 };
 use crate::refusal::HolderRow;
 use crate::sql_types::UtcTimestamp;
-use crate::{Age, Claim, ClaimLease, Lease, MicrosSince, Now, UpdateOf};
+use crate::strategy::read_rows;
+use crate::{Age, Claim, ClaimLease, Lease, MicrosSince, Now, RecoversFailedReads, UpdateOf};
 
 type Chats = conversations::table;
 type Users = user_settings::table;
@@ -189,7 +190,7 @@ pub trait AgentConnection: Connection {
 impl<C> AgentConnection for C
 where
     C: Connection,
-    C::Backend: BothLocksAtOnce<C>,
+    C::Backend: BothLocksAtOnce<C> + RecoversFailedReads,
     for<'a> ClaimChat<'a>: ExecuteDsl<C>,
     for<'a> KeepChat<'a>: ExecuteDsl<C>,
     for<'a> ClaimUser<'a>: ExecuteDsl<C>,
@@ -288,7 +289,7 @@ where
                 chats.fresh(ttl),
             ),
         ));
-        query.get_result(self).optional()
+        read_rows(self, |conn| query.get_result(conn).optional())
     }
 
     fn user_holder(&mut self, _: Sealed, user: &str, ttl: Lease) -> QueryResult<Option<HolderRow>> {
@@ -299,7 +300,7 @@ where
             MicrosSince::new(user_settings::busy_since),
             users.fresh(ttl),
         ));
-        query.get_result(self).optional()
+        read_rows(self, |conn| query.get_result(conn).optional())
     }
 
     fn release_chat(&mut self, _: Sealed, chat: &str, reference: &str) -> QueryResult<bool> {
@@ -355,7 +356,7 @@ where
                 dsl::exists(user_settings::table.filter(user_held_by(user, reference))),
             ),
         );
-        query.get_result(self)
+        read_rows(self, |conn| query.get_result(conn))
     }
 
     fn holds_fresh_chat(
@@ -368,7 +369,7 @@ where
         let fresh = chat_held_by(chat, reference).and(conversations::table.fresh(ttl));
         let query: HoldsFreshChat<'_> =
             diesel::select(dsl::exists(conversations::table.filter(fresh)));
-        query.get_result(self)
+        read_rows(self, |conn| query.get_result(conn))
     }
 }
 

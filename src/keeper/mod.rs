@@ -11,7 +11,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use diesel::backend::Backend;
 use diesel::connection::TransactionManager;
 use diesel::query_dsl::methods::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
@@ -588,11 +587,11 @@ pub trait ReadsClock<C> {
 impl<C, DB> ReadsClock<C> for DB
 where
     C: Connection<Backend = DB>,
-    DB: Backend,
+    DB: crate::RecoversFailedReads,
     diesel::dsl::select<ClockMicros>: LoadQuery<'static, C, i64>,
 {
     fn clock_micros(conn: &mut C) -> QueryResult<i64> {
-        diesel::select(ClockMicros).get_result(conn)
+        crate::strategy::read_rows(conn, |conn| diesel::select(ClockMicros).get_result(conn))
     }
 }
 

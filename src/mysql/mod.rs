@@ -23,16 +23,17 @@ use diesel::sql_types::{BigInt, Datetime, HasSqlType};
 use diesel::QueryResult;
 
 use crate::sql_types::UtcTimestamp;
+use diesel::connection::CacheSize;
 use diesel::dsl::SqlTypeOf;
 use diesel::expression::Expression;
 use diesel::query_builder::AsChangeset;
 use diesel::sql_types::SqlType;
 use diesel::{Connection, OptionalExtension, RunQueryDsl};
 
-use crate::strategy::in_no_transaction;
+use crate::strategy::{in_no_transaction, read_rows};
 use crate::{
     BatchUpdateParts, Candidates, ClaimLease, DatabaseClock, KeyedBatchUpdate, KeyedReadBack,
-    ReleasesRows, ReportsWinners, RunsBatchUpdates, TimestampOn,
+    RecoversFailedReads, ReleasesRows, ReportsWinners, RunsBatchUpdates, TimestampOn,
 };
 
 impl crate::ListsRowValues for Mysql {
@@ -84,6 +85,22 @@ impl FromSql<UtcTimestamp, Mysql> for DateTime<Utc> {
     }
 }
 
+/// A prepared statement whose result failed after the server sent its column header (the error
+/// read by `mysql_stmt_store_result`: an expression's error, a lock wait timeout, a deadlock) is
+/// left by MariaDB Connector/C 3.3 unable to run again: once Diesel frees its result, its next
+/// execution waits for ever for the rest of a result the server has already ended. Diesel keeps
+/// it in the connection's statement cache, so every later run of the same SQL would hang.
+/// Dropping the cache closes each statement (`COM_STMT_CLOSE`, which the server does not answer,
+/// so it cannot wait) and each is prepared anew when next run; it is safe inside a transaction,
+/// whose rollback still follows. Diesel cannot tell whether a user had turned the cache off, so
+/// it is on afterwards. `docs/upstream/mysql-statement-hang.md` has a reproduction.
+impl RecoversFailedReads for Mysql {
+    fn after_failed_read<C: Connection<Backend = Self>>(conn: &mut C) {
+        conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+        conn.set_prepared_statement_cache_size(CacheSize::Unbounded);
+    }
+}
+
 impl<'q, S, Selection, ReadBack, C, R> ReportsWinners<'q, S, Selection, ReadBack, C, R> for Mysql
 where
     C: diesel::Connection<Backend = Mysql>,
@@ -103,7 +120,7 @@ where
         if S::execute(statement, conn)? == 0 {
             return Ok(None);
         }
-        read_back.get_result(conn).optional()
+        read_rows(conn, |conn| read_back.get_result(conn).optional())
     }
 }
 
@@ -128,7 +145,7 @@ where
             return Ok(if matched > 0 { vec![key] } else { Vec::new() });
         }
         short_transaction(conn, |conn| {
-            let held: Vec<Key> = locking.load(conn)?;
+            let held: Vec<Key> = read_rows(conn, |conn| locking.load(conn))?;
             if !held.is_empty() {
                 S::execute(statement, conn)?;
             }
@@ -158,7 +175,7 @@ where
         if S::execute(statement, conn)? == 0 {
             return Ok(Vec::new());
         }
-        read_back.load(conn)
+        read_rows(conn, |conn| read_back.load(conn))
     }
 }
 
@@ -189,13 +206,13 @@ where
         conn: &mut C,
     ) -> QueryResult<Vec<R>> {
         short_transaction(conn, |conn| {
-            let keys: Vec<KeyOf<T>> = parts.candidates().load(conn)?;
+            let keys: Vec<KeyOf<T>> = read_rows(conn, |conn| parts.candidates().load(conn))?;
             if keys.is_empty() {
                 return Ok(Vec::new());
             }
             let (update, read_back) = parts.by_keys(keys);
             update.execute(conn)?;
-            read_back.load(conn)
+            read_rows(conn, |conn| read_back.load(conn))
         })
     }
 }

@@ -72,6 +72,11 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
 
 crate::strategy::reports_by_returning!(Pg);
 
+/// A statement that failed leaves nothing behind on the connection: the next runs as usual.
+impl crate::RecoversFailedReads for Pg {
+    fn after_failed_read<C: diesel::Connection<Backend = Self>>(_: &mut C) {}
+}
+
 /// The candidates are picked, and locked, once: a `MATERIALIZED` CTE cannot be run again by a
 /// plan that rescans it, which could claim more rows than the limit. `SKIP LOCKED` passes over
 /// rows another batch is taking, and `FOR UPDATE` re-checks the filter against the newest

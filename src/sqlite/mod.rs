@@ -76,6 +76,11 @@ impl FromSql<UtcTimestamp, Sqlite> for DateTime<Utc> {
 
 crate::strategy::reports_by_returning!(Sqlite);
 
+/// A statement that failed leaves nothing behind on the connection: the next runs as usual.
+impl crate::RecoversFailedReads for Sqlite {
+    fn after_failed_read<C: diesel::Connection<Backend = Self>>(_: &mut C) {}
+}
+
 /// SQLite runs one writer at a time, so the statement that picks the candidates also claims
 /// them; SQLite evaluates the `IN (SELECT ..)` once, and the filter is repeated for clarity of
 /// what the `UPDATE` changes.
