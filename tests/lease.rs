@@ -29,6 +29,7 @@ mod mysql {
     use crate::common::mysql as backend;
     include!("scenarios/lease.rs");
     include!("scenarios/lease_mysql.rs");
+    include!("scenarios/lease_mysql_failed_reads.rs");
 }
 
 #[cfg(feature = "sqlite")]
@@ -43,5 +44,6 @@ mod sqlite {
 mod scenarios {
     mod lease;
     mod lease_mysql;
+    mod lease_mysql_failed_reads;
     mod lease_postgres;
 }
