@@ -27,10 +27,12 @@ diesel::table! {
 
 diesel_lease::claim_lease!(failing_reads);
 
-/// The table, made anew for one test at a time: a row with `claims = 1` fails every read that
-/// evaluates `product()` on it. The index on `status` is the first one a queue's author adds;
-/// with it, MariaDB's batch claims, contending, sometimes deadlock in their locking reads.
-fn failing_reads(rows: i64) -> MutexGuard<'static, ()> {
+/// The table, made anew for one test at a time, or `None` when the server is not configured (the
+/// skip is said once): a row with `claims = 1` fails every read that evaluates `product()` on
+/// it. The index on `status` is the first one a queue's author adds; with it, MariaDB's batch
+/// claims, contending, sometimes deadlock in their locking reads.
+fn failing_reads(rows: i64) -> Option<MutexGuard<'static, ()>> {
+    backend::pool()?;
     static ONE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
     let turn = ONE_TEST_AT_A_TIME
         .lock()
@@ -54,7 +56,7 @@ fn failing_reads(rows: i64) -> MutexGuard<'static, ()> {
     ] {
         diesel::sql_query(ddl).execute(conn).expect("the table");
     }
-    turn
+    Some(turn)
 }
 
 /// `claims * 2000000000 * 2000000000 * 3`: 0 of `claims = 0`, and of `claims = 1` a BIGINT
@@ -138,28 +140,25 @@ fn batch_of_two(conn: &mut backend::Conn, _: i64) -> Result<Vec<i64>, Error> {
 
 #[test]
 fn a_batch_claim_after_one_that_failed_in_its_locking_read_answers_on_a_pool_of_one() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(8) else {
         return;
-    }
-    let _table = failing_reads(8);
+    };
     a_call_after_a_failed_read(backend::pool_of(1), 3, batch_of_two, [&[1, 2], &[3, 4]]);
 }
 
 #[test]
 fn a_batch_claim_after_one_that_failed_in_its_locking_read_answers_on_a_plain_connection() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(8) else {
         return;
-    }
-    let _table = failing_reads(8);
+    };
     a_call_after_a_failed_read(backend::connect(), 3, batch_of_two, [&[1, 2], &[3, 4]]);
 }
 
 #[test]
 fn a_batch_claim_after_one_whose_read_back_failed_answers_on_a_pool_of_one() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(8) else {
         return;
-    }
-    let _table = failing_reads(8);
+    };
     // The second call's UPDATE takes rows 3 and 4; reading them back is what fails, and the
     // batch's transaction is rolled back, so the third takes them.
     let batch_reading_the_product = |conn: &mut backend::Conn, _| {
@@ -182,10 +181,9 @@ fn a_batch_claim_after_one_whose_read_back_failed_answers_on_a_pool_of_one() {
 
 #[test]
 fn a_claim_by_key_after_one_whose_read_back_failed_answers_on_a_pool_of_one() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(4) else {
         return;
-    }
-    let _table = failing_reads(4);
+    };
     // Call n claims row n; the second's UPDATE takes row 2, reading it back is what fails.
     let claim_reading_the_product = |conn: &mut backend::Conn, id| {
         let outcome: Claimed<(i64, i64), _, _> = failing_reads::table
@@ -204,10 +202,9 @@ fn a_claim_by_key_after_one_whose_read_back_failed_answers_on_a_pool_of_one() {
 
 #[test]
 fn a_release_after_one_whose_locking_read_timed_out_answers_on_a_pool_of_one() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(4) else {
         return;
-    }
-    let _table = failing_reads(4);
+    };
     let mut pool = backend::pool_of(1);
     let session = pool.with(|conn| {
         diesel::sql_query("SET SESSION innodb_lock_wait_timeout = 1")
@@ -295,10 +292,9 @@ fn contend(pool: &Pool<ConnectionManager<backend::Conn>>, name: &str, rounds: us
 /// 10 runs here; the tests above are the deterministic ones.
 #[test]
 fn four_contending_batch_claimers_on_a_table_indexed_by_status_always_get_an_answer() {
-    if backend::pool().is_none() {
+    let Some(_table) = failing_reads(96) else {
         return;
-    }
-    let _table = failing_reads(96);
+    };
     let pool = backend::pool_of(4);
     let deadlocks = || {
         let conn = &mut backend::connect();
