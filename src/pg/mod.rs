@@ -72,7 +72,8 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
 
 crate::strategy::reports_by_returning!(Pg);
 
-/// A statement that failed leaves nothing behind on the connection: the next runs as usual.
+/// A statement that failed leaves nothing behind on the connection: the next runs as usual, and
+/// a statement cache that `PgTransactionPooling` turned off stays off.
 impl crate::RecoversFailedReads for Pg {
     fn after_failed_read<C: diesel::Connection<Backend = Self>>(_: &mut C) {}
 }
