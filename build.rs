@@ -1,6 +1,6 @@
 //! Build script: rebuilds the library when an agent migration changes.
-// The agent's migrations are embedded into the library, behind its feature.
 fn main() {
+    // The agent's migrations are embedded into the library, behind its feature.
     if std::env::var_os("CARGO_FEATURE_AGENT").is_some() {
         println!("cargo:rerun-if-changed=migrations");
     } else {

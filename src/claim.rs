@@ -50,8 +50,8 @@ impl Claim {
     /// ```
     pub fn with_token(owner: &str, token: &str) -> Result<Self, Error> {
         Ok(Self {
-            owner: checked_text(owner).map_err(Error::InvalidOwner)?,
-            token: checked_text(token).map_err(Error::InvalidToken)?,
+            owner: check_text(owner).map_err(Error::InvalidOwner)?.to_owned(),
+            token: check_text(token).map_err(Error::InvalidToken)?.to_owned(),
         })
     }
 
@@ -76,12 +76,21 @@ impl Claim {
     }
 }
 
-/// `value` as an owned string if it can be stored in a lease column, or why not.
-pub(crate) fn checked_text(value: &str) -> Result<String, String> {
+/// `value`, if it fits a lease column as every owner and token must, or why not: not empty, at
+/// most 255 characters, no white space at either end (MySQL's collations would ignore trailing
+/// spaces), no control characters. For ids a table stores beside its lease columns too.
+///
+/// ```
+/// use diesel_lease::check_text;
+///
+/// assert_eq!(check_text("chat-1"), Ok("chat-1"));
+/// assert!(check_text(" chat-1").is_err());
+/// assert!(check_text("").is_err());
+/// ```
+pub fn check_text(value: &str) -> Result<&str, String> {
     if value.trim().is_empty() {
         Err("it is empty".to_owned())
     } else if value.trim() != value {
-        // MySQL's PAD SPACE collations would match "t1" and "t1 ": refused on every backend.
         Err(format!("{value:?} starts or ends with white space"))
     } else if value.chars().count() > MAX_TEXT_CHARS {
         Err(format!(
@@ -91,6 +100,6 @@ pub(crate) fn checked_text(value: &str) -> Result<String, String> {
     } else if value.chars().any(char::is_control) {
         Err(format!("{value:?} holds a control character"))
     } else {
-        Ok(value.to_owned())
+        Ok(value)
     }
 }

@@ -22,8 +22,24 @@ diesel::table! {
 
 diesel_lease::claim_lease!(jobs);
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    fenced_jobs (id) {
+        id -> BigInt,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+        fence -> BigInt,
+    }
+}
+
+diesel_lease::claim_lease!(fenced_jobs { fence: fence });
+
 #[allow(dead_code)]
-#[derive(Debug, Queryable)]
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = jobs)]
 struct Job {
     id: i64,
     status: String,
@@ -42,6 +58,10 @@ type DocConnection = diesel::pg::PgConnection;
 #[cfg(all(not(feature = "sqlite"), not(feature = "postgres"), feature = "mysql"))]
 #[allow(dead_code)]
 type DocConnection = diesel::mysql::MysqlConnection;
+
+/// The doctests' backend.
+#[allow(dead_code)]
+type DocBackend = <DocConnection as diesel::Connection>::Backend;
 
 /// The type of a lease's `claimed_at` column, for tables a doctest makes itself.
 #[cfg(feature = "sqlite")]
@@ -71,11 +91,17 @@ const JOBS_DDL: &str = "CREATE TABLE jobs (id BIGINT PRIMARY KEY, status VARCHAR
                         owner VARCHAR(255), claim_token VARCHAR(255) COLLATE utf8mb4_bin, \
                         claimed_at DATETIME(6), INDEX jobs_token (claim_token))";
 
-/// Makes the `jobs` table, with job 1 queued.
+/// Makes the `jobs` table, with job 1 queued, and the `fenced_jobs` table, with job 1.
 #[allow(dead_code)]
 fn make_jobs(conn: &mut DocConnection) -> Result<(), diesel_lease::Error> {
     diesel::sql_query(JOBS_DDL).execute(conn)?;
     diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(conn)?;
+    diesel::sql_query(format!(
+        "CREATE TABLE fenced_jobs (id BIGINT PRIMARY KEY, owner VARCHAR(255), \
+         claim_token VARCHAR(255), claimed_at {TIMESTAMP}, fence BIGINT NOT NULL DEFAULT 0)"
+    ))
+    .execute(conn)?;
+    diesel::sql_query("INSERT INTO fenced_jobs (id) VALUES (1)").execute(conn)?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@
 /// ```
 /// use diesel_lease::{Claim, Error, Lease};
 ///
-/// assert!(matches!(Lease::from_millis(0), Err(Error::InvalidLease(_))));
+/// assert!(matches!(Lease::from_millis(0).map_err(Error::from), Err(Error::InvalidLease(_))));
 /// assert!(matches!(Claim::new(""), Err(Error::InvalidOwner(_))));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -27,9 +27,14 @@ pub enum Error {
     /// The connection pool gave no connection.
     #[error("connection pool error: {0}")]
     Pool(#[from] r2d2::Error),
-    /// A lease or age is zero, too long or otherwise unusable.
+    /// A lease or age is shorter or longer than a lease may be.
     #[error("invalid lease: {0}")]
-    InvalidLease(String),
+    InvalidLease(crate::lease::OutOfRange),
+    /// A keeper's settings cannot keep its lease (a renewal no sooner than the lease less the
+    /// margin, a shortest hold longer than the longest), or a keeper and a claim disagree on the
+    /// lease.
+    #[error("invalid keeper settings: {0}")]
+    InvalidSettings(String),
     /// An owner (node or worker name) is empty, too long or holds control characters.
     #[error("invalid owner: {0}")]
     InvalidOwner(String),
@@ -39,8 +44,8 @@ pub enum Error {
     /// A keeper's renewal thread could not be started.
     #[error("the keeper's thread could not start: {0}")]
     KeeperThread(#[source] std::io::Error),
-    /// A batch claim asked for no rows, or for more than
-    /// [`MAX_BATCH`](crate::ClaimBatch::MAX_BATCH).
+    /// A batch claim or reap asked for no rows, or for more than
+    /// [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE).
     #[error("invalid batch size: {0}")]
     InvalidBatchSize(String),
     /// A table, column or index name for the lease columns' DDL is empty, needs quoting, is too
@@ -67,6 +72,12 @@ impl Error {
     /// ```
     pub fn is_retryable(&self) -> bool {
         matches!(self, Error::Busy(_))
+    }
+}
+
+impl From<crate::OutOfRange> for Error {
+    fn from(out_of_range: crate::OutOfRange) -> Self {
+        Error::InvalidLease(out_of_range)
     }
 }
 

@@ -21,38 +21,38 @@ macro_rules! claim_event {
 }
 
 /// A claim won `rows` rows of `T`.
-pub(crate) fn acquired<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_acquired<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(info, table_name::<T>(), claim, rows, "lease acquired");
 }
 
 /// A keeper renewed `rows` rows of `T`.
-pub(crate) fn renewed<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_renewed<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(debug, table_name::<T>(), claim, rows, "lease renewed");
 }
 
 /// A keeper found `rows` rows of `table` no longer held, or stopped trusting them, for `reason`.
-pub(crate) fn lost(table: &str, claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
+pub(crate) fn emit_lost(table: &str, claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
     claim_event!(warn, table, claim, rows, "lease lost", reason = %reason);
 }
 
 /// A release changed `rows` rows of `T` still held.
-pub(crate) fn released<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_released<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(info, table_name::<T>(), claim, rows, "lease released");
 }
 
 /// A release of `rows` rows of `T` that no caller waits for (a dropped handle, a keeper that
 /// stopped) failed with `error`: a warning, since the rows stay held until the lease runs out.
-pub(crate) fn not_released<T>(claim: &Claim, rows: usize, error: &dyn std::fmt::Display) {
+pub(crate) fn emit_not_released<T>(claim: &Claim, rows: usize, error: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
     claim_event!(warn, table_name::<T>(), claim, rows, "lease not released; it runs out on its own", error = %error);
 }
 
 /// A reap took `rows` outlived rows of `T` from their holders.
-pub(crate) fn reaped<T>(rows: usize) {
+pub(crate) fn emit_reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]
     tracing::info!(table = table_name::<T>(), rows, "leases reaped");
 }

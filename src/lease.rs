@@ -1,28 +1,30 @@
+//! How long a claim stays valid, and how far back a timestamp is dated.
+use std::fmt;
 use std::time::Duration;
 
-use crate::Error;
-
-const MICROS_PER_MILLI: i64 = 1_000;
-const MICROS_PER_SECOND: i64 = 1_000_000;
-const MIN_MICROS: i64 = MICROS_PER_MILLI;
-const MAX_MICROS: i64 = 30 * 24 * 3_600 * MICROS_PER_SECOND;
+const MICROS_PER_MILLI: u128 = 1_000;
+const MIN_MICROS: u128 = MICROS_PER_MILLI;
+const MAX_MICROS: u128 = 30 * 24 * 3_600 * 1_000_000;
 
 /// How long a claim stays valid without renewal, measured by the database's clock.
 ///
 /// A lease runs from when the row was claimed or last renewed, never from when its work became
 /// due. It is validated when made: at least [`Lease::MIN`] (the finest step every backend's
 /// clock can measure) and at most [`Lease::MAX`]; sub-microsecond parts are dropped. A lease is
-/// always sent to the database as a bound parameter, never formatted into SQL.
+/// always sent to the database as a bound parameter, never formatted into SQL. The constructors
+/// are `const`, so a lease can be a constant.
 ///
 /// ```
 /// use std::time::Duration;
-/// use diesel_lease::{Error, Lease};
+/// use diesel_lease::Lease;
 ///
-/// let lease = Lease::from_millis(250)?;
-/// assert_eq!(lease.as_duration(), Duration::from_millis(250));
-/// assert!(matches!(Lease::from_secs(0), Err(Error::InvalidLease(_))));
-/// assert!(matches!(Lease::from_secs(365 * 24 * 3600), Err(Error::InvalidLease(_))));
-/// # Ok::<(), Error>(())
+/// const TURN: Lease = match Lease::from_secs(120) {
+///     Ok(lease) => lease,
+///     Err(_) => panic!("a turn's lease is within range"),
+/// };
+/// assert_eq!(TURN.as_duration(), Duration::from_secs(120));
+/// assert!(Lease::from_secs(0).is_err());
+/// assert!(Lease::from_secs(365 * 24 * 3600).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lease {
@@ -35,8 +37,8 @@ impl Lease {
     /// The longest lease: thirty days. Longer work renews its lease instead.
     pub const MAX: Duration = Duration::from_micros(MAX_MICROS as u64);
 
-    /// A lease of `duration`, or [`Error::InvalidLease`] when it is shorter than [`Lease::MIN`]
-    /// or longer than [`Lease::MAX`].
+    /// A lease of `duration`, or [`OutOfRange`] when it is shorter than [`Lease::MIN`] or longer
+    /// than [`Lease::MAX`]; `?` makes it [`Error::InvalidLease`](crate::Error::InvalidLease).
     ///
     /// ```
     /// use std::time::Duration;
@@ -45,14 +47,14 @@ impl Lease {
     /// assert!(Lease::new(Duration::from_secs(90)).is_ok());
     /// assert!(Lease::new(Duration::from_micros(999)).is_err());
     /// ```
-    pub fn new(duration: Duration) -> Result<Self, Error> {
+    pub const fn new(duration: Duration) -> Result<Self, OutOfRange> {
         match micros_within(duration, MIN_MICROS) {
             Some(micros) => Ok(Self { micros }),
-            None => Err(Error::InvalidLease(format!(
-                "{duration:?} is outside {:?}..={:?}",
-                Self::MIN,
-                Self::MAX
-            ))),
+            None => Err(OutOfRange {
+                what: "a lease",
+                duration,
+                min: Self::MIN,
+            }),
         }
     }
 
@@ -61,7 +63,7 @@ impl Lease {
     /// ```
     /// assert!(diesel_lease::Lease::from_secs(30).is_ok());
     /// ```
-    pub fn from_secs(seconds: u64) -> Result<Self, Error> {
+    pub const fn from_secs(seconds: u64) -> Result<Self, OutOfRange> {
         Self::new(Duration::from_secs(seconds))
     }
 
@@ -70,7 +72,7 @@ impl Lease {
     /// ```
     /// assert!(diesel_lease::Lease::from_millis(200).is_ok());
     /// ```
-    pub fn from_millis(millis: u64) -> Result<Self, Error> {
+    pub const fn from_millis(millis: u64) -> Result<Self, OutOfRange> {
         Self::new(Duration::from_millis(millis))
     }
 
@@ -81,7 +83,7 @@ impl Lease {
     /// assert_eq!(diesel_lease::Lease::from_secs(2)?.as_duration(), Duration::from_secs(2));
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
-    pub fn as_duration(self) -> Duration {
+    pub const fn as_duration(self) -> Duration {
         duration_of(self.micros)
     }
 
@@ -93,10 +95,10 @@ impl Lease {
     /// ```
     /// use diesel_lease::Lease;
     ///
-    /// let ttl = Lease::from_secs(120)?;
+    /// let lease = Lease::from_secs(120)?;
     /// let hold = Lease::from_secs(20)?;
-    /// assert_eq!(ttl.checked_sub(hold).map(|age| age.as_duration().as_secs()), Some(100));
-    /// assert_eq!(hold.checked_sub(ttl), None);
+    /// assert_eq!(lease.checked_sub(hold).map(|age| age.as_duration().as_secs()), Some(100));
+    /// assert_eq!(hold.checked_sub(lease), None);
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn checked_sub(self, shorter: Lease) -> Option<Age> {
@@ -105,12 +107,17 @@ impl Lease {
             .filter(|micros| *micros >= 0)
             .map(|micros| Age { micros })
     }
+
+    /// The lease in microseconds, as it is bound.
+    pub(crate) fn micros(&self) -> &i64 {
+        &self.micros
+    }
 }
 
 /// How far back a timestamp is dated: from zero up to [`Lease::MAX`].
 ///
-/// Used by the dated-back changesets ([`crate::ClaimLease::taken_ago`],
-/// [`crate::ClaimLease::renewed_ago`]) and to age rows in tests.
+/// Used by the dated-back changesets ([`ClaimLease::taken_ago`](crate::ClaimLease::taken_ago),
+/// [`ClaimLease::renewed_ago`](crate::ClaimLease::renewed_ago)) and to age rows in tests.
 ///
 /// ```
 /// use std::time::Duration;
@@ -130,18 +137,19 @@ impl Age {
     /// No age at all: the database's now.
     pub const ZERO: Age = Age { micros: 0 };
 
-    /// An age of `duration`, or [`Error::InvalidLease`] when it is longer than [`Lease::MAX`].
+    /// An age of `duration`, or [`OutOfRange`] when it is longer than [`Lease::MAX`].
     ///
     /// ```
     /// assert!(diesel_lease::Age::new(std::time::Duration::from_millis(1500)).is_ok());
     /// ```
-    pub fn new(duration: Duration) -> Result<Self, Error> {
+    pub const fn new(duration: Duration) -> Result<Self, OutOfRange> {
         match micros_within(duration, 0) {
             Some(micros) => Ok(Self { micros }),
-            None => Err(Error::InvalidLease(format!(
-                "an age of {duration:?} is longer than {:?}",
-                Lease::MAX
-            ))),
+            None => Err(OutOfRange {
+                what: "an age",
+                duration,
+                min: Duration::ZERO,
+            }),
         }
     }
 
@@ -151,10 +159,11 @@ impl Age {
     /// # use std::time::Duration;
     /// assert_eq!(diesel_lease::Age::ZERO.as_duration(), Duration::ZERO);
     /// ```
-    pub fn as_duration(self) -> Duration {
+    pub const fn as_duration(self) -> Duration {
         duration_of(self.micros)
     }
 
+    /// The age in microseconds, as it is bound.
     pub(crate) fn micros(&self) -> &i64 {
         &self.micros
     }
@@ -168,12 +177,48 @@ impl From<Lease> for Age {
     }
 }
 
-fn micros_within(duration: Duration, min_micros: i64) -> Option<i64> {
-    i64::try_from(duration.as_micros())
-        .ok()
-        .filter(|micros| (min_micros..=MAX_MICROS).contains(micros))
+/// A lease or age outside its range: what [`Lease::new`] and [`Age::new`] refuse, and what
+/// [`Error::InvalidLease`](crate::Error::InvalidLease) carries.
+///
+/// ```
+/// use diesel_lease::{Error, Lease};
+///
+/// let Err(out_of_range) = Lease::from_millis(0) else { panic!() };
+/// assert_eq!(out_of_range.to_string(), "a lease of 0ns is outside 1ms..=2592000s");
+/// assert!(matches!(Error::from(out_of_range), Error::InvalidLease(_)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfRange {
+    what: &'static str,
+    duration: Duration,
+    min: Duration,
 }
 
-fn duration_of(micros: i64) -> Duration {
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {:?} is outside {:?}..={:?}",
+            self.what,
+            self.duration,
+            self.min,
+            Lease::MAX
+        )
+    }
+}
+
+const fn micros_within(duration: Duration, min_micros: u128) -> Option<i64> {
+    let micros = duration.as_micros();
+    if micros < min_micros || micros > MAX_MICROS {
+        None
+    } else {
+        // At most thirty days of microseconds: well within an i64.
+        Some(micros as i64)
+    }
+}
+
+const fn duration_of(micros: i64) -> Duration {
     Duration::from_micros(micros.unsigned_abs())
 }
+
+impl std::error::Error for OutOfRange {}

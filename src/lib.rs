@@ -6,17 +6,22 @@
 //! timed by the **database's clock**, never the application's, so nodes whose clocks or session
 //! time zones disagree still agree on who holds what.
 //!
-//! * A claim is one conditional `UPDATE` that sets the claim itself: [`ClaimLease::claim_row`]
-//!   takes one row by its key, [`ClaimLease::claim_batch`] the next due rows, each with the
-//!   caller's own conditions and changes in the same statement. Whether it won is read from that
-//!   statement (`RETURNING`, or the matched rows on MySQL), never from an earlier read, and the
-//!   outcome carries the claim (owner and token) with the rows it won.
-//! * Renewals and releases are guarded by the claim's token ([`ClaimLease::held_by`],
-//!   [`ClaimLease::release_rows`]), so a holder whose lease was taken over can change nothing.
+//! * A claim is one conditional `UPDATE` that sets the claim itself: [`LeaseDsl::claim_row`]
+//!   takes one row by its key (any primary key, composite too), [`LeaseDsl::claim_batch`] the
+//!   next due rows, each with the caller's own conditions and changes in the same statement.
+//!   Whether it won is read from that statement (`RETURNING`, or the matched rows on MySQL),
+//!   never from an earlier read, and the outcome carries the claim (owner and token) with the
+//!   rows it won.
+//! * The outcome is its holder's handle: renewals, writes and releases ([`Won::renew`],
+//!   [`Won::update`], [`Won::release`]) are guarded by the claim's token, so a holder whose
+//!   lease was taken over can change nothing, and learns it at once.
+//! * Every statement the library builds finishes with `.run(conn)`, bounded by one trait,
+//!   [`LeaseQuery`], as Diesel's queries are by `LoadQuery`: code generic over the connection
+//!   writes one bound per statement.
 //! * Nothing is held between calls: no advisory lock, no open transaction, no pinned connection.
 //! * The changesets and predicates ([`ClaimLease::taken`], [`ClaimLease::claimable`], ..) stay
 //!   available for statements composed by hand; [`update`] is `diesel::update` prepared once per
-//!   connection when its SQL is fixed by its type.
+//!   connection and SQL text.
 //! * [`LeaseColumns`] writes the diesel migration that adds the lease columns, and the token's
 //!   index, to an existing table, typed for the backend.
 //!
@@ -28,25 +33,23 @@
 //! # fn main() -> Result<(), diesel_lease::Error> {
 //! # let conn = &mut jobs_connection()?;
 //! let lease = Lease::from_secs(30)?;
+//! let worker = Claim::new("worker-1")?;
 //!
 //! // Claim job 1 and mark it running, in one statement.
-//! let outcome: Claimed<Job, _, _> = jobs::table
+//! let outcome = jobs::table
 //!     .claim_row(1, lease)
+//!     .by(&worker)
 //!     .set(jobs::status.eq("running"))
-//!     .by(Claim::new("worker-1")?, conn)?;
+//!     .run::<Job>(conn)?;
 //! let won = outcome.won().expect("an unclaimed job is claimable");
 //!
 //! // A second worker is refused while the lease is fresh, and can ask why.
-//! let rival: Claimed<Job, _, _> = jobs::table.claim_row(1, lease).by(Claim::new("worker-2")?, conn)?;
+//! let rival = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)?;
 //! let Claimed::Refused(refused) = rival else { panic!("the lease is fresh") };
-//! assert!(matches!(refused.why(conn)?, Refusal::Held(holder) if holder.owner == "worker-1"));
+//! assert!(matches!(refused.why().run(conn)?, Refusal::Held(holder) if holder.owner == "worker-1"));
 //!
 //! // Only the holder can finish the job; the guard is its token.
-//! let finished = jobs::table
-//!     .release_rows(won.claim(), vec![1_i64])
-//!     .set(jobs::status.eq("done"))
-//!     .run(conn)?;
-//! assert_eq!(finished, [1]);
+//! assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
 //! # Ok(())
 //! # }
 //! ```
@@ -56,25 +59,19 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
-mod batch_update;
+pub mod backend;
 mod claim;
-mod claim_batch;
-mod claim_lease;
-mod claim_row;
-mod clock;
+pub mod dsl;
 mod error;
 mod events;
-mod fence;
-mod inspect;
 mod keeper;
 mod lease;
 mod migration;
-mod reap;
-mod refusal;
-mod release_rows;
+mod outcome;
+mod query;
+pub mod sql;
 pub mod sql_types;
-mod strategy;
-mod update;
+mod table;
 
 // The doctests' shared setup, which they pull in with `include!`, declared for rustfmt alone and
 // never compiled as part of the library: `cargo fmt` formats and checks it through this line.
@@ -88,50 +85,23 @@ pub mod pg;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-pub use batch_update::RunsBatchUpdates;
-pub use claim::Claim;
-pub use claim_batch::{Batch, ClaimBatch};
-pub use claim_lease::{
-    ClaimLease, Claimable, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
-    Unclaimed,
-};
-pub use claim_row::{ClaimRow, Claimed, Won};
-pub use clock::{Ago, ClockMicros, DatabaseClock, MicrosSince, Now, Null, TimestampOn};
+pub use claim::{check_text, Claim};
 pub use error::Error;
-pub use fence::{Fence, NoFence};
-pub use inspect::{HeldPerOwner, Holders, Holding};
 pub use keeper::{
-    Keeper, KeeperSettings, KeepsRows, Kept, LeaseLost, ListsRowValues, LossReason, ReadsClock,
-    RenewsRows,
+    Keepable, Keeper, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason, PairRenewal,
 };
-pub use lease::{Age, Lease};
-pub use migration::{LeaseColumns, LeaseDdl, LeaseMigration};
-pub use reap::Reap;
-pub use refusal::{LeaseHolder, Refusal, Refused};
-pub use release_rows::ReleaseRows;
-pub use strategy::{Both, NoChanges, RecoversFailedReads, ReleasesRows, ReportsWinners};
-pub use update::{
-    update, IncompleteUpdate, NoReturning, Returning, SupportsReturning, Update, UpdateOf, Where,
+pub use lease::{Age, Lease, OutOfRange};
+pub use migration::{LeaseColumns, LeaseMigration};
+pub use outcome::{Batch, Claimed, Holder, LeaseHolder, Refusal, Refused, Why, Won};
+pub use query::{
+    AllHeld, Answer, ClaimBatch, ClaimRow, Claimant, DatedRenewal, Guarded, HeldPerOwner, HeldRows,
+    Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl, LeaseQuery, LeaseStatement, Many,
+    NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, Write, WriteKind,
 };
-/// The statement types the claims build, named in their bounds; not for direct use.
-#[doc(hidden)]
-pub use {
-    batch_update::{
-        BatchUpdate, BatchUpdateParts, Candidates, KeyedBatchUpdate, KeyedReadBack, NoOrder,
-        OrderBy,
-    },
-    claim_row::{KeyIs, RowClaimStatement, RowReadBack},
-    fence::Incremented,
-    inspect::{
-        AllHeld, HeldPerOwnerId, HoldersRead, HoldingColumns, ReadHolders, ReadStale, StaleOnly,
-    },
-    keeper::{KeyAndToken, PairsIn, ReadRenewed, Renewal},
-    refusal::{HolderColumns, WhyRefused},
-    release_rows::{GuardedUpdate, KeyIn, LockHeldRows, ReleaseStatement},
-    strategy::{
-        BatchParts, ClaimsBatches, FenceBump, FenceRead, ForUpdate, NoLock, ReturnsSelection,
-        SelectWhere, TakenBy,
-    },
+pub use sql::{now, update, MAX_BATCH_SIZE};
+pub use table::{
+    BindKey, ClaimLease, Claimable, Fence, FenceBump, FenceRead, Fenced, Fresh, HeldBy, KeyType,
+    NoFence, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs, Unclaimed,
 };
 
 #[doc(hidden)]
@@ -143,7 +113,8 @@ pub use diesel as __diesel;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// What a table author imports: the trait, its value types and the outcomes of claims.
+/// What a table author imports: the traits whose methods build and run the statements, the
+/// values they take and the outcomes they give.
 ///
 /// ```
 /// use diesel_lease::prelude::*;
@@ -154,5 +125,7 @@ pub struct ReadmeDoctests;
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```
 pub mod prelude {
-    pub use crate::{claim_lease, Age, Batch, Claim, ClaimLease, Claimed, Lease, Refusal};
+    pub use crate::{
+        claim_lease, Age, Batch, Claim, ClaimLease, Claimed, Lease, LeaseDsl, Refusal, RunLeaseDsl,
+    };
 }

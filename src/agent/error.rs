@@ -40,12 +40,12 @@ pub enum Error {
     #[error("contended: {0}")]
     Contended(String),
     /// A click would hold the user's lock longer than a turn's lease.
-    #[error("the hold ({hold:?}) is longer than the lease ({ttl:?})")]
-    HoldExceedsTtl {
+    #[error("the hold ({hold:?}) is longer than the lease ({lease:?})")]
+    HoldExceedsLease {
         /// How long the click asked to block turns.
         hold: std::time::Duration,
         /// The lease of a turn's locks.
-        ttl: std::time::Duration,
+        lease: std::time::Duration,
     },
     /// No conversation has this id.
     #[error("unknown conversation {0:?}")]
@@ -72,6 +72,12 @@ pub enum Error {
 impl From<diesel::result::Error> for Error {
     fn from(error: diesel::result::Error) -> Self {
         Error::Lease(error.into())
+    }
+}
+
+impl From<crate::OutOfRange> for Error {
+    fn from(out_of_range: crate::OutOfRange) -> Self {
+        Error::Lease(out_of_range.into())
     }
 }
 

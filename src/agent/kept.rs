@@ -3,11 +3,12 @@ use diesel::r2d2::R2D2Connection;
 
 use super::schema::{conversations, user_settings};
 use super::{AgentLocks, Error, TurnRef};
-use crate::{Claim, Keeper, KeepsRows, Kept};
+use crate::sql::NoChanges;
+use crate::{Claim, Keepable, Keeper, Kept, KeptRelease, LeaseDsl, LeaseQuery, RunLeaseDsl};
 
 /// A turn whose conversation and user locks a [`Keeper`] renews: made by [`AgentLocks::keep`].
 ///
-/// A turn longer than the TTL keeps its locks this way instead of acquiring again; before each
+/// A turn longer than the lease keeps its locks this way instead of acquiring again; before each
 /// round of the turn (each tool call, each message sent), [`check`](Self::check) says at once,
 /// without a statement, whether both locks are still the turn's.
 ///
@@ -18,28 +19,30 @@ use crate::{Claim, Keeper, KeepsRows, Kept};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let pool = agent_pool()?;
-/// let ttl = Lease::from_secs(120)?;
-/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(ttl))?;
-/// let locks = AgentLocks::new("node-a", ttl)?;
+/// let lease = Lease::from_secs(120)?;
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let locks = AgentLocks::new("node-a", lease)?;
 /// let turn = TurnRef::new("turn-1")?;
-/// locks.acquire(&mut pool.get()?, "chat-1", "user-1", &turn)?;
+/// let conn = &mut pool.get()?;
+/// locks.acquire(conn, "chat-1", "user-1", &turn)?;
 /// let kept = locks.keep(&keeper, "chat-1", "user-1", &turn)?;
 /// kept.check()?; // before each round of the turn
-/// assert!(kept.release()?);
+/// assert!(kept.release(conn)?, "the turn held both locks");
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Debug)]
 pub struct KeptTurn {
-    chat: Kept<String>,
-    user: Kept<String>,
+    chat: Kept<conversations::table>,
+    user: Kept<user_settings::table>,
 }
 
 impl AgentLocks {
     /// Hands both locks of `turn` to `keeper`, which renews them until the turn releases them
-    /// or loses one. The keeper must keep leases of this TTL (else [`crate::Error::InvalidLease`]);
-    /// the locks must be `turn`'s already (an [`acquire`](Self::acquire)): the keeper renews them
-    /// once before this returns, and a lock that is not the turn's is [`Error::TurnLost`].
+    /// ([`KeptTurn::release`], or dropping the handle) or loses one. The keeper must
+    /// keep leases of this lease (else [`crate::Error::InvalidSettings`]); the locks must be
+    /// `turn`'s already (an [`acquire`](Self::acquire)): the keeper renews them once before this
+    /// returns, and a lock that is not the turn's is [`Error::TurnLost`].
     ///
     /// See [`KeptTurn`] for an example.
     pub fn keep<C>(
@@ -51,13 +54,14 @@ impl AgentLocks {
     ) -> Result<KeptTurn, Error>
     where
         C: R2D2Connection + 'static,
-        C::Backend: KeepsAgentLocks<C>,
+        conversations::table: Keepable<C>,
+        user_settings::table: Keepable<C>,
     {
-        if keeper.lease() != self.ttl() {
-            return Err(crate::Error::InvalidLease(format!(
-                "the keeper keeps leases of {:?}, the turn's locks have a TTL of {:?}",
+        if keeper.lease() != self.lease() {
+            return Err(crate::Error::InvalidSettings(format!(
+                "the keeper keeps leases of {:?}, the turn's locks have a lease of {:?}",
                 keeper.lease().as_duration(),
-                self.ttl().as_duration()
+                self.lease().as_duration()
             ))
             .into());
         }
@@ -65,31 +69,13 @@ impl AgentLocks {
         let chat = vec![super::locks::checked_id(conversation)?.to_owned()];
         let user = vec![super::locks::checked_id(user)?.to_owned()];
         let kept = KeptTurn {
-            chat: keeper.keep(conversations::table, claim.clone(), chat)?,
-            user: keeper.keep(user_settings::table, claim, user)?,
+            chat: keeper.keep(&conversations::table.held_rows(&claim, chat))?,
+            user: keeper.keep(&user_settings::table.held_rows(&claim, user))?,
         };
         // The first renewals ran: a turn that does not hold both locks learns it here.
         kept.check()?;
         Ok(kept)
     }
-}
-
-/// A backend on which a keeper can keep the agent's locks: every backend the library supports.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")] {
-/// fn keeps<DB: diesel_lease::agent::KeepsAgentLocks<diesel::SqliteConnection>>() {}
-/// keeps::<diesel::sqlite::Sqlite>();
-/// # }
-/// ```
-pub trait KeepsAgentLocks<C>:
-    KeepsRows<C, conversations::table, String> + KeepsRows<C, user_settings::table, String>
-{
-}
-
-impl<C, DB> KeepsAgentLocks<C> for DB where
-    DB: KeepsRows<C, conversations::table, String> + KeepsRows<C, user_settings::table, String>
-{
 }
 
 impl KeptTurn {
@@ -109,12 +95,18 @@ impl KeptTurn {
     }
 
     /// Stops keeping the locks and releases those the turn still holds, each guarded by the
-    /// turn's reference; true when it still held both.
+    /// turn's reference, through `conn`; true when it still held both.
     ///
     /// See [`KeptTurn`] for an example.
-    pub fn release(self) -> Result<bool, Error> {
-        let chat = self.chat.release()?;
-        let user = self.user.release()?;
+    pub fn release<C>(self, conn: &mut C) -> Result<bool, Error>
+    where
+        KeptRelease<conversations::table, NoChanges<conversations::table>>:
+            for<'q> LeaseQuery<'q, C, String, Output = Vec<String>>,
+        KeptRelease<user_settings::table, NoChanges<user_settings::table>>:
+            for<'q> LeaseQuery<'q, C, String, Output = Vec<String>>,
+    {
+        let chat = self.chat.release().run(conn)?;
+        let user = self.user.release().run(conn)?;
         Ok(!chat.is_empty() && !user.is_empty())
     }
 }

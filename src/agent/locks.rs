@@ -1,10 +1,9 @@
 //! The turn and user locks: acquiring, checking, keeping and releasing them.
-use super::connection::{AgentConnection, Sealed};
+use super::connection::{AgentBackend, AgentConnection, Sealed};
 use super::refs::{ClickRef, Holder, HolderKind, TurnRef};
+use super::transaction::{statement_failure, transaction, CommitFailure};
 use super::Error;
-use crate::claim::checked_text;
-use crate::refusal::{refusal_of, HolderRow};
-use crate::{Age, Claim, Lease, Refusal};
+use crate::{check_text, Age, Claim, Lease, Refusal};
 
 /// How many times an acquire starts over when the lock changed hands between its claim and the
 /// read of who holds it, or when it created the user's row.
@@ -14,7 +13,7 @@ const ATTEMPTS: usize = 3;
 ///
 /// A turn holds its conversation's lock (one turn per chat) and its user's lock (one turn in
 /// flight per user); a click on a confirmation card takes the user's lock alone, for a short hold.
-/// A lock is free when empty or older than the TTL by the database's clock, so a lock left by a
+/// A lock is free when empty or older than the lease by the database's clock, so a lock left by a
 /// node that went down frees itself. Each lock is taken by one conditional `UPDATE`; both of a
 /// turn's by one transaction, chat first, then user, so turns cannot deadlock. Nothing is held
 /// between calls: no advisory lock, no open transaction, no pinned connection.
@@ -46,7 +45,7 @@ const ATTEMPTS: usize = 3;
 #[derive(Debug, Clone)]
 pub struct AgentLocks {
     node: String,
-    ttl: Lease,
+    lease: Lease,
 }
 
 /// Why a lock transaction stopped: an error for the caller, or a reason to start over.
@@ -77,8 +76,8 @@ impl From<Error> for Abort {
 }
 
 impl AgentLocks {
-    /// The locks of `node` (named in `busy_owner`), with `ttl` the lease of a turn's locks: how old
-    /// a lock must be, by the database's clock, before another turn may take it over.
+    /// The locks of `node` (named in `busy_owner`), with `lease` the lease of a turn's locks: how
+    /// old a lock must be, by the database's clock, before another turn may take it over.
     ///
     /// ```
     /// use diesel_lease::{agent::AgentLocks, Lease};
@@ -88,10 +87,12 @@ impl AgentLocks {
     /// assert!(AgentLocks::new("", Lease::from_secs(120)?).is_err());
     /// # Ok::<(), diesel_lease::agent::Error>(())
     /// ```
-    pub fn new(node: &str, ttl: Lease) -> Result<Self, Error> {
+    pub fn new(node: &str, lease: Lease) -> Result<Self, Error> {
         Ok(Self {
-            node: checked_text(node).map_err(crate::Error::InvalidOwner)?,
-            ttl,
+            node: check_text(node)
+                .map_err(crate::Error::InvalidOwner)?
+                .to_owned(),
+            lease,
         })
     }
 
@@ -111,11 +112,11 @@ impl AgentLocks {
     /// ```
     /// # use diesel_lease::Lease;
     /// # let locks = diesel_lease::agent::AgentLocks::new("n1", Lease::from_secs(9)?)?;
-    /// assert_eq!(locks.ttl(), Lease::from_secs(9)?);
+    /// assert_eq!(locks.lease(), Lease::from_secs(9)?);
     /// # Ok::<(), diesel_lease::agent::Error>(())
     /// ```
-    pub fn ttl(&self) -> Lease {
-        self.ttl
+    pub fn lease(&self) -> Lease {
+        self.lease
     }
 
     /// Takes both locks for `turn`, or neither.
@@ -161,7 +162,7 @@ impl AgentLocks {
         with_attempts(conn, user, |conn| {
             // Where one statement takes both, a won race needs nothing more; any other outcome
             // (a lock held, a row missing, a retry of this turn) is sorted out below.
-            match conn.take_both(Sealed(()), conversation, user, &claim, self.ttl) {
+            match C::Backend::take_both(Sealed(()), conn, conversation, user, &claim, self.lease) {
                 Ok(Some(true)) => return Ok(()),
                 Ok(_) => {}
                 Err(error) => return Err(Abort::Failed(statement_failure(conn, error))),
@@ -176,9 +177,9 @@ impl AgentLocks {
     /// Takes the user's lock alone for a confirmation `click`, blocking the user's turns for `hold`.
     ///
     /// Refused with [`Error::TurnInFlight`] or [`Error::ClickInFlight`] while another holds it
-    /// within the TTL, so a running turn is never taken over. The lock is dated back by
-    /// `ttl - hold`: should it never be released, a turn takes it over `hold` after it was taken
-    /// or last kept. `hold` longer than the TTL is [`Error::HoldExceedsTtl`].
+    /// within the lease, so a running turn is never taken over. The lock is dated back by
+    /// `lease - hold`: should it never be released, a turn takes it over `hold` after it was taken
+    /// or last kept. `hold` longer than the lease is [`Error::HoldExceedsLease`].
     ///
     /// A user without a settings row gets one, with its defaults, as [`acquire`](Self::acquire)
     /// gives one: the row is the lock's own state, and a user's first act may be a click. (An
@@ -216,7 +217,7 @@ impl AgentLocks {
         })
     }
 
-    /// Whether the conversation's lock is `turn`'s and younger than the TTL: the turn may still
+    /// Whether the conversation's lock is `turn`'s and younger than the lease: the turn may still
     /// run, on this node or another.
     ///
     /// ```
@@ -241,14 +242,20 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let conversation = checked_id(conversation)?;
-        Ok(conn.holds_fresh_chat(Sealed(()), conversation, turn.as_str(), self.ttl)?)
+        Ok(C::Backend::holds_fresh_chat(
+            Sealed(()),
+            conn,
+            conversation,
+            turn.as_str(),
+            self.lease,
+        )?)
     }
 
     /// Whether `turn` holds both locks. A running turn checks it before each round; a turn whose
     /// lock was taken over stops there.
     ///
-    /// It does not ask whether the locks are younger than the TTL: a lock older than the TTL is
-    /// still the turn's until another turn takes it over. Keep the TTL above the longest turn, or
+    /// It does not ask whether the locks are younger than the lease: a lock older than the lease is
+    /// still the turn's until another turn takes it over. Keep the lease above the longest turn, or
     /// acquire again (with the same turn) to restart the lease of a long one.
     ///
     /// ```
@@ -274,10 +281,16 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
-        Ok(conn.holds_both(Sealed(()), conversation, user, turn.as_str())?)
+        Ok(C::Backend::holds_both(
+            Sealed(()),
+            conn,
+            conversation,
+            user,
+            turn.as_str(),
+        )?)
     }
 
-    /// Dates the user's lock of `click` as if taken now (dated back by `ttl - hold`), only while
+    /// Dates the user's lock of `click` as if taken now (dated back by `lease - hold`), only while
     /// `click` still holds it; says whether it did. A click that runs longer than its hold keeps
     /// blocking turns this way.
     ///
@@ -305,7 +318,13 @@ impl AgentLocks {
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
         let dated_back = self.dated_back(hold)?;
-        Ok(conn.keep_user(Sealed(()), user, click.as_str(), dated_back)?)
+        Ok(C::Backend::keep_user(
+            Sealed(()),
+            conn,
+            user,
+            click.as_str(),
+            dated_back,
+        )?)
     }
 
     /// Releases both locks of `turn`, each only if `turn` still holds it, so a late release never
@@ -336,20 +355,20 @@ impl AgentLocks {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
         // Where one statement releases both, that is the usual case done; a turn that holds one
         // lock or none, or a chat not of this user, goes on to the transaction.
-        match conn.release_both(Sealed(()), conversation, user, turn.as_str()) {
+        match C::Backend::release_both(Sealed(()), conn, conversation, user, turn.as_str()) {
             Ok(Some(true)) => return Ok(true),
             Ok(_) => {}
             Err(error) => return Err(statement_failure(conn, error)),
         }
         transaction(conn, |conn| {
-            let chat = conn.release_chat(Sealed(()), conversation, turn.as_str())?;
-            let user = conn.release_user(Sealed(()), user, turn.as_str())?;
+            let chat = C::Backend::release_chat(Sealed(()), conn, conversation, turn.as_str())?;
+            let user = C::Backend::release_user(Sealed(()), conn, user, turn.as_str())?;
             Ok(chat && user)
         })
     }
 
     /// Releases what is left of a turn lost with its node: only while the conversation's lock is
-    /// still `turn`'s and older than the TTL. True when this call released it, so of two callers
+    /// still `turn`'s and older than the lease. True when this call released it, so of two callers
     /// at most one gets true. The user's lock goes too, if `turn` still holds it.
     ///
     /// ```
@@ -375,10 +394,15 @@ impl AgentLocks {
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
         transaction(conn, |conn| {
-            let stale =
-                conn.release_stale_chat(Sealed(()), conversation, turn.as_str(), self.ttl)?;
+            let stale = C::Backend::release_stale_chat(
+                Sealed(()),
+                conn,
+                conversation,
+                turn.as_str(),
+                self.lease,
+            )?;
             if stale {
-                conn.release_user(Sealed(()), user, turn.as_str())?;
+                C::Backend::release_user(Sealed(()), conn, user, turn.as_str())?;
             }
             Ok(stale)
         })
@@ -407,7 +431,12 @@ impl AgentLocks {
         click: &ClickRef,
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
-        Ok(conn.release_user(Sealed(()), user, click.as_str())?)
+        Ok(C::Backend::release_user(
+            Sealed(()),
+            conn,
+            user,
+            click.as_str(),
+        )?)
     }
 
     /// Takes the conversation's lock for `claim`; true when `claim` held it already (a retry).
@@ -418,10 +447,11 @@ impl AgentLocks {
         user: &str,
         claim: &Claim,
     ) -> Result<bool, Abort> {
-        if conn.claim_chat(Sealed(()), chat, user, claim, self.ttl)? {
+        if C::Backend::claim_chat(Sealed(()), conn, chat, user, claim, self.lease)? {
             return Ok(false);
         }
-        let Some((owner, holder)) = conn.chat_holder(Sealed(()), chat, self.ttl)? else {
+        let Some((owner, holder)) = C::Backend::chat_holder(Sealed(()), conn, chat, self.lease)?
+        else {
             return Err(Abort::Failed(Error::UnknownConversation(chat.to_owned())));
         };
         if owner != user {
@@ -430,8 +460,7 @@ impl AgentLocks {
                 user: user.to_owned(),
             }));
         }
-        if holder.1.as_deref() == Some(claim.token())
-            && conn.keep_chat(Sealed(()), chat, claim.token())?
+        if held_by(&holder, claim) && C::Backend::keep_chat(Sealed(()), conn, chat, claim.token())?
         {
             return Ok(true);
         }
@@ -449,14 +478,17 @@ impl AgentLocks {
         dated_back: Age,
         again: bool,
     ) -> Result<(), Abort> {
-        if conn.claim_user(Sealed(()), user, claim, self.ttl, dated_back)? {
+        if C::Backend::claim_user(Sealed(()), conn, user, claim, self.lease, dated_back)? {
             return Ok(());
         }
-        let Some(holder) = conn.user_holder(Sealed(()), user, self.ttl)? else {
+        let Some(holder) = C::Backend::user_holder(Sealed(()), conn, user, self.lease)? else {
             return Err(Abort::NoUserRow);
         };
-        let ours = holder.1.as_deref() == Some(claim.token());
-        if ours && again && conn.keep_user(Sealed(()), user, claim.token(), dated_back)? {
+        let ours = held_by(&holder, claim);
+        if ours
+            && again
+            && C::Backend::keep_user(Sealed(()), conn, user, claim.token(), dated_back)?
+        {
             return Ok(());
         }
         Err(self.refusal(holder, |holder| match holder.kind {
@@ -468,23 +500,17 @@ impl AgentLocks {
     /// The refusal by a lock whose row shows `holder`. A lock found free or outlived (it changed
     /// hands between the claim and this read) starts over instead; the database says which, by
     /// the predicate the claim used.
-    fn refusal(&self, holder: HolderRow, refused: impl FnOnce(Holder) -> Error) -> Abort {
-        match refusal_of(holder, self.ttl) {
-            Refusal::Held(holder) => Abort::Failed(refused(Holder {
-                kind: HolderKind::of(&holder.token),
-                owner: holder.owner,
-                reference: holder.token,
-                age: holder.age,
-                frees_in: holder.frees_in,
-            })),
-            _ => Abort::StartOver,
+    fn refusal(&self, holder: Refusal, refused: impl FnOnce(Holder) -> Error) -> Abort {
+        match Holder::of(holder) {
+            Some(holder) => Abort::Failed(refused(holder)),
+            None => Abort::StartOver,
         }
     }
 
     fn dated_back(&self, hold: Lease) -> Result<Age, Error> {
-        self.ttl.checked_sub(hold).ok_or(Error::HoldExceedsTtl {
+        self.lease.checked_sub(hold).ok_or(Error::HoldExceedsLease {
             hold: hold.as_duration(),
-            ttl: self.ttl.as_duration(),
+            lease: self.lease.as_duration(),
         })
     }
 }
@@ -508,21 +534,11 @@ fn with_attempts<C: AgentConnection>(
     )))
 }
 
-/// The error of a statement that changes both locks at once: on its own, it may have committed
-/// before its answer was lost; in the caller's transaction, nothing has.
-fn statement_failure<C: AgentConnection>(conn: &mut C, error: diesel::result::Error) -> Error {
-    if crate::strategy::in_no_transaction(conn) {
-        Error::from(error).outcome_unknown()
-    } else {
-        error.into()
-    }
-}
-
 /// Creates the user's settings row, empty, in a statement of its own: inside the lock
 /// transaction a missing row would take gap locks on MySQL/MariaDB, which deadlock two creators.
 /// A concurrent creator's row is as good as ours.
 fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error> {
-    match conn.transaction(|conn| conn.create_user(Sealed(()), user)) {
+    match conn.transaction(|conn| C::Backend::create_user(Sealed(()), conn, user)) {
         Err(diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::UniqueViolation,
             _,
@@ -532,20 +548,13 @@ fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error
     }
 }
 
-/// An error type that can say a COMMIT failed with its outcome unknown.
-trait CommitFailure: From<diesel::result::Error> {
-    fn outcome_unknown(self) -> Self;
+pub(super) fn checked_id(id: &str) -> Result<&str, Error> {
+    check_text(id).map_err(Error::InvalidId)
 }
 
-impl CommitFailure for Error {
-    fn outcome_unknown(self) -> Self {
-        match self {
-            Error::Lease(crate::Error::Database(error) | crate::Error::Busy(error)) => {
-                Error::OutcomeUnknown(error)
-            }
-            other => other,
-        }
-    }
+/// Whether the lock whose row shows `holder` is `claim`'s, within its lease.
+fn held_by(holder: &Refusal, claim: &Claim) -> bool {
+    matches!(holder, Refusal::Held(holder) if holder.token == claim.token())
 }
 
 impl CommitFailure for Abort {
@@ -555,29 +564,4 @@ impl CommitFailure for Abort {
             other => other,
         }
     }
-}
-
-/// Runs `body` in a transaction. An error after the body succeeded is the COMMIT's, whose
-/// outcome is unknown: it becomes [`Error::OutcomeUnknown`].
-fn transaction<C: AgentConnection, T, E: CommitFailure>(
-    conn: &mut C,
-    body: impl FnOnce(&mut C) -> Result<T, E>,
-) -> Result<T, E> {
-    let mut body_succeeded = false;
-    conn.transaction(|conn| {
-        let value = body(conn)?;
-        body_succeeded = true;
-        Ok(value)
-    })
-    .map_err(|error: E| {
-        if body_succeeded {
-            error.outcome_unknown()
-        } else {
-            error
-        }
-    })
-}
-
-pub(super) fn checked_id(id: &str) -> Result<&str, Error> {
-    checked_text(id).map(|_| id).map_err(Error::InvalidId)
 }

@@ -35,10 +35,11 @@ mod migrations;
 mod mysql;
 mod refs;
 pub mod schema;
+mod transaction;
 
-pub use connection::AgentConnection;
+pub use connection::{AgentBackend, AgentConnection};
 pub use error::Error;
-pub use kept::{KeepsAgentLocks, KeptTurn};
+pub use kept::KeptTurn;
 pub use locks::AgentLocks;
 pub use migrations::{run_migrations, AgentMigrations};
 pub use refs::{ClickRef, Holder, HolderKind, TurnRef};

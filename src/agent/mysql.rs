@@ -8,13 +8,14 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Nullable, Text};
 
-use super::connection::{BothLocksAtOnce, ChatOfUser};
 use super::schema::{conversations, user_settings};
-use crate::claim_lease::{Claimable, HeldBy};
-use crate::{Claim, ClaimLease, Lease, NoFence, Now, Null};
+use crate::sql::{Now, Null};
+use crate::{Claim, ClaimLease, Claimable, HeldBy, Lease, NoFence};
 
 type Chats = conversations::table;
 type Users = user_settings::table;
+type ChatOfUser<'a> =
+    dsl::And<dsl::Eq<conversations::id, &'a str>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatAndUser<'a> = dsl::And<ChatOfUser<'a>, dsl::Eq<user_settings::user_id, &'a str>>;
 
 /// `UPDATE conversations STRAIGHT_JOIN user_settings ON <the chat's user> SET <chat>, <user>
@@ -142,35 +143,41 @@ fn released<T: ClaimLease<Fence = NoFence>>() -> Released<T> {
     lease_columns_set::<T, _, _, _>(Null::default(), Null::default(), Null::default())
 }
 
-impl<C: Connection<Backend = Mysql>> BothLocksAtOnce<C> for Mysql {
-    fn take_both(
-        conn: &mut C,
-        chat: &str,
-        user: &str,
-        claim: &Claim,
-        ttl: Lease,
-    ) -> QueryResult<Option<bool>> {
-        let (chats, users) = (conversations::table, user_settings::table);
-        let both_free: dsl::And<ChatAndUser<'_>, dsl::And<Claimable<Chats>, Claimable<Users>>> =
-            of_user(chat, user).and(chats.claimable(ttl).and(users.claimable(ttl)));
-        let statement = OnBoth::new(both_free, taken::<Chats>(claim), taken::<Users>(claim));
-        let won =
-            crate::strategy::lost_conflict_claims_nothing(statement.changed_both(conn), conn)?;
-        Ok(Some(won))
+/// Takes both locks of a turn when both are free, in one statement; whether it did. A statement
+/// that loses a write conflict outside the caller's transaction (a deadlock victim, a Galera
+/// certification failure) was rolled back alone, and took nothing.
+pub(super) fn take_both<C: Connection<Backend = Mysql>>(
+    conn: &mut C,
+    chat: &str,
+    user: &str,
+    claim: &Claim,
+    lease: Lease,
+) -> QueryResult<Option<bool>> {
+    let (chats, users) = (conversations::table, user_settings::table);
+    let both_free: dsl::And<ChatAndUser<'_>, dsl::And<Claimable<Chats>, Claimable<Users>>> =
+        of_user(chat, user).and(chats.claimable(lease).and(users.claimable(lease)));
+    let statement = OnBoth::new(both_free, taken::<Chats>(claim), taken::<Users>(claim));
+    match statement.changed_both(conn) {
+        Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::SerializationFailure,
+            _,
+        )) if crate::backend::in_no_transaction(conn) => Ok(Some(false)),
+        won => won.map(Some),
     }
+}
 
-    fn release_both(
-        conn: &mut C,
-        chat: &str,
-        user: &str,
-        reference: &str,
-    ) -> QueryResult<Option<bool>> {
-        let (chats, users) = (conversations::table, user_settings::table);
-        let both_held: dsl::And<ChatAndUser<'_>, dsl::And<HeldBy<'_, Chats>, HeldBy<'_, Users>>> =
-            of_user(chat, user).and(chats.held_by(reference).and(users.held_by(reference)));
-        let statement = OnBoth::new(both_held, released::<Chats>(), released::<Users>());
-        statement.changed_both(conn).map(Some)
-    }
+/// Releases both locks of a turn that holds both, in one statement; whether it did.
+pub(super) fn release_both<C: Connection<Backend = Mysql>>(
+    conn: &mut C,
+    chat: &str,
+    user: &str,
+    reference: &str,
+) -> QueryResult<Option<bool>> {
+    let (chats, users) = (conversations::table, user_settings::table);
+    let both_held: dsl::And<ChatAndUser<'_>, dsl::And<HeldBy<'_, Chats>, HeldBy<'_, Users>>> =
+        of_user(chat, user).and(chats.held_by(reference).and(users.held_by(reference)));
+    let statement = OnBoth::new(both_held, released::<Chats>(), released::<Users>());
+    statement.changed_both(conn).map(Some)
 }
 
 /// The conversation `chat` of `user`, and `user`'s settings row.

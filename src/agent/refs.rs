@@ -2,7 +2,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::claim::checked_text;
+use crate::check_text;
 use crate::Error;
 
 /// Every click's reference starts so; no turn's may.
@@ -37,7 +37,9 @@ impl TurnRef {
                 "{value:?} is a click's reference, not a turn's"
             )));
         }
-        checked_text(value).map(Self).map_err(Error::InvalidToken)
+        check_text(value)
+            .map(|value| Self(value.to_owned()))
+            .map_err(Error::InvalidToken)
     }
 
     /// The reference as stored in `busy_turn_ref`.
@@ -88,7 +90,9 @@ impl ClickRef {
                 "{value:?} is not a click's reference (they start with {CLICK_PREFIX:?})"
             )));
         }
-        checked_text(value).map(Self).map_err(Error::InvalidToken)
+        check_text(value)
+            .map(|value| Self(value.to_owned()))
+            .map_err(Error::InvalidToken)
     }
 
     /// The reference as stored in `busy_turn_ref`.
@@ -157,9 +161,9 @@ pub struct Holder {
     /// Its reference.
     pub reference: String,
     /// How old the lock is by the database's clock: since it was taken or last kept (a click's
-    /// lock counts as taken `ttl - hold` earlier, so that one TTL measures every lock).
+    /// lock counts as taken `lease - hold` earlier, so that one lease measures every lock).
     pub age: Duration,
-    /// When the lock frees itself should its holder never release it: the TTL minus its age.
+    /// When the lock frees itself should its holder never release it: the lease minus its age.
     pub frees_in: Duration,
 }
 
@@ -177,5 +181,21 @@ impl fmt::Display for Holder {
             self.age.as_secs_f64(),
             self.frees_in.as_secs_f64()
         )
+    }
+}
+
+impl Holder {
+    /// The holder a refusal names, if it names one: a lock held within its lease.
+    pub(super) fn of(refusal: crate::Refusal) -> Option<Self> {
+        match refusal {
+            crate::Refusal::Held(holder) => Some(Holder {
+                kind: HolderKind::of(&holder.token),
+                owner: holder.owner,
+                reference: holder.token,
+                age: holder.age,
+                frees_in: holder.frees_in,
+            }),
+            _ => None,
+        }
     }
 }

@@ -1,0 +1,215 @@
+//! What a backend implements for diesel-lease: its clock, how it lists row values, what a
+//! connection needs after a failed read, its lease columns' DDL, and how it runs each operation
+//! (`ClaimsRow`, `ClaimsBatch`, `WritesHeld`). Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo
+//! feature; a table author never implements or names these traits.
+mod ddl;
+mod ops;
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+mod returning;
+
+use diesel::backend::Backend;
+use diesel::connection::{Connection, TransactionManager};
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::query_dsl::LoadQuery;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{BigInt, HasSqlType, Nullable, SqlType, Text};
+use diesel::QueryResult;
+
+pub use ddl::LeaseDdl;
+pub use ops::{
+    BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
+    ReturnsSelection, RowClaim, WritesHeld,
+};
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
+pub(crate) use returning::learns_by_returning;
+
+/// A backend diesel-lease runs on: PostgreSQL, MySQL/MariaDB and SQLite, each behind its Cargo
+/// feature. How it spells the database's clock and a list of row values, and what a connection
+/// needs after a statement that returns rows failed.
+///
+/// Each clock is read once per statement, so every row and every comparison of one statement sees
+/// the same instant: `statement_timestamp()` on PostgreSQL (the time the statement arrived, not the
+/// transaction's start), `UTC_TIMESTAMP(6)` on MySQL/MariaDB (whatever the session's time zone),
+/// `strftime('%Y-%m-%d %H:%M:%f', 'now')` on SQLite (the one text format the library writes).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// fn runs_leases<DB: diesel_lease::backend::LeaseBackend>() {}
+/// # fn main() {
+/// runs_leases::<DocBackend>();
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "diesel-lease does not run on `{Self}`",
+    label = "a backend whose diesel-lease feature is off",
+    note = "turn on diesel-lease's Cargo feature for this backend: `postgres`, `mysql` or `sqlite`"
+)]
+pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseDdl {
+    /// What opens a list of row values after `IN`: `(VALUES ` on PostgreSQL and SQLite (which
+    /// take row values only from a subquery), `(` on MySQL/MariaDB.
+    const ROW_LIST_OPEN: &'static str;
+
+    /// Writes the database's current time.
+    fn walk_now(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
+
+    /// Writes the database's current time minus `micros` microseconds, bound as a parameter.
+    fn walk_ago<'b>(micros: &'b i64, out: AstPass<'_, 'b, Self>) -> QueryResult<()>;
+
+    /// Writes how many microseconds ago `timestamp` was, by the database's clock, as a BIGINT
+    /// (`NULL` when `timestamp` is).
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()>;
+
+    /// Writes the database's current time as microseconds since the Unix epoch, a BIGINT: a
+    /// reading that can be kept and compared with a later one, whatever the session's time zone.
+    fn walk_clock_micros(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
+
+    /// Writes, after the table of an `UPDATE` of rows named by their keys, that it reaches them
+    /// through the primary key: nothing, except on MySQL/MariaDB, whose plan may otherwise scan
+    /// (and lock) rows outside the list.
+    fn walk_primary_key_access(out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        let _ = out;
+        Ok(())
+    }
+
+    /// What `conn` needs after a statement that returns rows failed on it with a database error,
+    /// before that statement may run on it again: nothing, except on MySQL/MariaDB. (So a
+    /// PostgreSQL statement cache turned off for a pooler stays off.)
+    fn after_failed_read<C: Connection<Backend = Self>>(conn: &mut C) {
+        let _ = conn;
+    }
+}
+
+/// A timestamp SQL type that the clock of backend `DB` can write.
+///
+/// PostgreSQL: `Timestamptz`; MySQL/MariaDB: `Datetime` (never `Timestamp`, which the session
+/// time zone shifts); SQLite: `Timestamp` (TEXT); every backend:
+/// [`UtcTimestamp`](crate::sql_types::UtcTimestamp); and any of them `Nullable`.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::sql_types::Nullable;
+/// use diesel_lease::{backend::TimestampOn, sql_types::UtcTimestamp};
+///
+/// fn writable<ST: TimestampOn<DocBackend>>() {}
+/// # fn main() {
+/// writable::<Nullable<UtcTimestamp>>();
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the clock of `{DB}` cannot write a lease column of SQL type `{Self}`",
+    note = "declare `claimed_at` as `Nullable<diesel_lease::sql_types::UtcTimestamp>`, or the backend's own UTC timestamp type"
+)]
+pub trait TimestampOn<DB>: SqlType {}
+
+impl<ST, DB> TimestampOn<DB> for Nullable<ST> where
+    ST: TimestampOn<DB> + SqlType<IsNull = diesel::sql_types::is_nullable::NotNull>
+{
+}
+
+/// A backend with `RETURNING`: PostgreSQL, and SQLite (3.35 and later).
+///
+/// ```
+/// fn returns<DB: diesel_lease::backend::SupportsReturning>() {}
+/// # #[cfg(feature = "sqlite")]
+/// returns::<diesel::sqlite::Sqlite>();
+/// # #[cfg(feature = "postgres")]
+/// # returns::<diesel::pg::Pg>();
+/// ```
+pub trait SupportsReturning: Backend {}
+
+/// Loads `query`'s rows on `conn`, as Diesel's `load` does; after a database error, gives the
+/// connection what its backend needs before the statement may run again
+/// ([`LeaseBackend::after_failed_read`]). Every read the library makes goes through here; reads
+/// of your own may too.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let ids: Vec<i64> = diesel_lease::backend::read(jobs::table.select(jobs::id), conn)?;
+/// assert_eq!(ids, [1]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn read<'q, C, Q, U>(query: Q, conn: &mut C) -> QueryResult<Vec<U>>
+where
+    C: Connection,
+    C::Backend: LeaseBackend,
+    Q: LoadQuery<'q, C, U>,
+{
+    let rows = query.load(conn);
+    if let Err(DieselError::DatabaseError(..)) = rows {
+        C::Backend::after_failed_read(conn);
+    }
+    rows
+}
+
+/// [`read`] of at most one row: the first, if any.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let status: Option<String> = diesel_lease::backend::read_optional(jobs::table.find(7).select(jobs::status), conn)?;
+/// assert_eq!(status, None, "there is no job 7");
+/// # Ok(())
+/// # }
+/// ```
+pub fn read_optional<'q, C, Q, U>(query: Q, conn: &mut C) -> QueryResult<Option<U>>
+where
+    C: Connection,
+    C::Backend: LeaseBackend,
+    Q: LoadQuery<'q, C, U>,
+{
+    Ok(read(query, conn)?.into_iter().next())
+}
+
+/// A claim, reap or renewal that lost a write conflict outside a transaction of the caller's has
+/// changed nothing: a deadlock victim on MySQL/MariaDB, a Galera certification failure, a
+/// serialization failure on PostgreSQL. The statement was rolled back alone, so it is a lost race
+/// like any other. Inside the caller's transaction the whole transaction is gone, and the caller
+/// must hear of it.
+pub(crate) fn lost_conflict_changes_nothing<C: Connection, Changed: Default>(
+    result: QueryResult<Changed>,
+    conn: &mut C,
+) -> QueryResult<Changed> {
+    match result {
+        Err(DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _))
+            if in_no_transaction(conn) =>
+        {
+            Ok(Changed::default())
+        }
+        other => other,
+    }
+}
+
+/// Whether `conn` is outside any transaction of the caller's: where a statement that loses a
+/// write conflict was rolled back alone, and is a lost race like any other.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::Connection;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// assert!(diesel_lease::backend::in_no_transaction(conn));
+/// conn.transaction(|conn| {
+///     assert!(!diesel_lease::backend::in_no_transaction(conn));
+///     diesel::QueryResult::Ok(())
+/// })?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
+    matches!(
+        C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
+        Ok(None)
+    )
+}

@@ -1,0 +1,80 @@
+//! The strategy of a backend with `RETURNING` (PostgreSQL, SQLite): every statement says itself
+//! which rows it changed, so a claim, a batch and a guarded write are one statement each.
+
+/// Implements the operations of `$backend` by `RETURNING`.
+macro_rules! learns_by_returning {
+    ($backend:ty) => {
+        impl $crate::backend::SupportsReturning for $backend {}
+
+        // Errors name the operation, not the bound inside it that failed.
+        #[diagnostic::do_not_recommend]
+        impl<'q, C, S, Selection, ReadBack, Row>
+            $crate::backend::ClaimsRow<
+                'q,
+                C,
+                $crate::backend::RowClaim<S, Selection, ReadBack>,
+                Row,
+            > for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            S: $crate::backend::ReturnsSelection<Selection>,
+            S::Returning: diesel::query_dsl::LoadQuery<'q, C, Row>,
+        {
+            fn claim_row(
+                plan: $crate::backend::RowClaim<S, Selection, ReadBack>,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Option<Row>> {
+                let statement = plan.statement.returning(plan.selection);
+                $crate::backend::read_optional(statement, conn)
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'q, C, T, F, O, Set, Selection, Changed, Row>
+            $crate::backend::ClaimsBatch<
+                'q,
+                C,
+                $crate::backend::BatchPlan<T, F, O, Set, Selection, Changed>,
+                Row,
+            > for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            T: diesel::Table,
+            Set: diesel::query_builder::AsChangeset<Target = T>,
+            $crate::sql::BatchUpdate<T, F, O, Set, $crate::sql::Returning<Selection>>:
+                diesel::query_dsl::LoadQuery<'q, C, Row>,
+        {
+            fn claim_batch(
+                plan: $crate::backend::BatchPlan<T, F, O, Set, Selection, Changed>,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<Row>> {
+                let (statement, selection) = plan.into_statement();
+                let statement = $crate::backend::ReturnsSelection::returning(statement, selection);
+                $crate::backend::read(statement, conn)
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'q, C, S, Returned, Locking, ReadBack, Row>
+            $crate::backend::WritesHeld<
+                'q,
+                C,
+                $crate::backend::HeldWrite<S, Returned, Locking, ReadBack, Row>,
+                Row,
+            > for $backend
+        where
+            C: diesel::Connection<Backend = $backend>,
+            S: $crate::backend::ReturnsSelection<Returned>,
+            S::Returning: diesel::query_dsl::LoadQuery<'q, C, Row>,
+        {
+            fn write_held(
+                plan: $crate::backend::HeldWrite<S, Returned, Locking, ReadBack, Row>,
+                conn: &mut C,
+            ) -> diesel::QueryResult<Vec<Row>> {
+                let statement = plan.statement.returning(plan.returned);
+                $crate::backend::read(statement, conn)
+            }
+        }
+    };
+}
+pub(crate) use learns_by_returning;

@@ -1,0 +1,240 @@
+//! The types of the statements diesel-lease builds, for code that names them: a helper's return
+//! type, the bound of a function generic over the connection. Diesel's own `dsl` is re-exported
+//! here, so that `#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]` infers the type of a
+//! function that builds a statement, Diesel's parts and the library's alike, and names it.
+//!
+//! ```
+//! # include!("doctest_setup.rs");
+//! use diesel::prelude::*;
+//! use diesel_lease::prelude::*;
+//! use diesel_lease::LeaseQuery;
+//!
+//! /// The claim every worker of this queue makes; `auto_type` names its type `next_jobs`.
+//! #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+//! fn next_jobs<'a>(worker: &'a Claim, lease: Lease) -> _ {
+//!     jobs::table
+//!         .claim_batch(10_usize, lease)
+//!         .by(worker)
+//!         .filter(jobs::status.eq("queued"))
+//!         .set(jobs::status.eq("running"))
+//! }
+//!
+//! /// Runs it on any connection that can: one bound, on the statement.
+//! fn work<C>(conn: &mut C, worker: &Claim) -> Result<usize, diesel_lease::Error>
+//! where
+//!     for<'a, 'q> next_jobs<'a>: LeaseQuery<'q, C, Job>,
+//! {
+//!     let batch = next_jobs(worker, Lease::from_secs(30)?).run::<Job>(conn)?;
+//!     Ok(batch.len())
+//! }
+//!
+//! # fn main() -> Result<(), diesel_lease::Error> {
+//! # let conn = &mut jobs_connection()?;
+//! assert_eq!(work(conn, &Claim::new("worker-1")?)?, 1);
+//! # Ok(())
+//! # }
+//! ```
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
+use diesel::query_builder::AsChangeset;
+use diesel::query_dsl::methods::{FilterDsl, OrderDsl};
+use diesel::sql_types::BoolOrNullableBool;
+use diesel::Table;
+
+pub use diesel::dsl::*;
+
+use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Reap as Reaping};
+use crate::sql::{And as Both, NoChanges, NoOrder, OrderBy as Ordered};
+use crate::{Claim, ClaimLease, Claimable, Lease, NoClaimant, Outlived};
+
+/// The type of `table.claim_row(key, lease)`.
+pub type ClaimRow<T, Key = <T as ClaimLease>::Key, L = Lease> = <T as Starts<Key, L>>::ClaimRow;
+
+/// The type of `table.claim_batch(size, lease)`.
+pub type ClaimBatch<T, Size = usize, L = Lease> = <T as Starts<Size, L>>::ClaimBatch;
+
+/// The type of `table.reap(size, lease)`.
+pub type Reap<T, Size = usize, L = Lease> = <T as Starts<Size, L>>::Reap;
+
+/// The type of `claim.by(&who)`: the same claim, said whose.
+pub type By<Q, Who = &'static Claim> = <Q as ByClaim<Who>>::Output;
+
+/// The type of `statement.set(changes)`, for the library's statements.
+pub type Set<Q, Changes> = <Q as SetChanges<Changes>>::Output;
+
+/// The type of `statement.returning(selection)`, for the library's claims.
+pub type Returning<Q, Selection> = <Q as ReturnSelection<Selection>>::Output;
+
+/// The statements a table with lease columns starts, by the types of their arguments, as
+/// `auto_type` names them.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn starts<T: diesel_lease::dsl::Starts<i64, diesel_lease::Lease>>() {}
+/// # fn main() {
+/// starts::<jobs::table>();
+/// # }
+/// ```
+pub trait Starts<A, B> {
+    /// `table.claim_row(key, lease)`.
+    type ClaimRow;
+    /// `table.claim_batch(size, lease)`.
+    type ClaimBatch;
+    /// `table.reap(size, lease)`.
+    type Reap;
+}
+
+impl<T: ClaimLease, A, B> Starts<A, B> for T {
+    type ClaimRow = Row<T, Claimable<T>, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
+    type ClaimBatch =
+        Batch<T, Claimable<T>, NoOrder, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
+    type Reap = Reaping<T, Outlived<T>, NoOrder, NoChanges<T>>;
+}
+
+/// A claim that says whose it is with `.by(&claim)`: a [`ClaimRow`](crate::ClaimRow) or a
+/// [`ClaimBatch`](crate::ClaimBatch), whatever its other parts.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn whose<Q: diesel_lease::dsl::ByClaim<&'static diesel_lease::Claim>>() {}
+/// # fn main() {
+/// whose::<diesel_lease::dsl::ClaimRow<jobs::table>>();
+/// # }
+/// ```
+pub trait ByClaim<Who> {
+    /// The claim, said whose.
+    type Output;
+}
+
+impl<T: ClaimLease, F, Changes, Selection, By, Who> ByClaim<Who>
+    for Row<T, F, Changes, Selection, By>
+{
+    type Output = Row<T, F, Changes, Selection, Claim>;
+}
+
+impl<T, F, O, Changes, Selection, By, Who> ByClaim<Who> for Batch<T, F, O, Changes, Selection, By> {
+    type Output = Batch<T, F, O, Changes, Selection, Claim>;
+}
+
+/// A statement of the library's that takes the caller's changes with `.set(..)`.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn sets<Q: diesel_lease::dsl::SetChanges<diesel::dsl::Eq<jobs::status, &'static str>>>() {}
+/// # fn main() {
+/// sets::<diesel_lease::dsl::ClaimRow<jobs::table>>();
+/// # }
+/// ```
+pub trait SetChanges<Changes> {
+    /// The statement with the changes.
+    type Output;
+}
+
+impl<T: ClaimLease, F, Old, Selection, By, Changes: AsChangeset<Target = T>> SetChanges<Changes>
+    for Row<T, F, Old, Selection, By>
+{
+    type Output = Row<T, F, Changes, Selection, By>;
+}
+
+impl<T: ClaimLease, F, O, Old, Selection, By, Changes: AsChangeset<Target = T>> SetChanges<Changes>
+    for Batch<T, F, O, Old, Selection, By>
+{
+    type Output = Batch<T, F, O, Changes, Selection, By>;
+}
+
+impl<T: ClaimLease, F, O, Old, Changes: AsChangeset<Target = T>> SetChanges<Changes>
+    for Reaping<T, F, O, Old>
+{
+    type Output = Reaping<T, F, O, Changes>;
+}
+
+/// A claim that gives back a selection of its rows with `.returning(..)`.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// fn returns<Q: diesel_lease::dsl::ReturnSelection<jobs::id>>() {}
+/// # fn main() {
+/// returns::<diesel_lease::dsl::ClaimBatch<jobs::table>>();
+/// # }
+/// ```
+pub trait ReturnSelection<Selection> {
+    /// The claim with the selection.
+    type Output;
+}
+
+impl<T: ClaimLease, F, Changes, Old, By, Selection: SelectableExpression<T>>
+    ReturnSelection<Selection> for Row<T, F, Changes, Old, By>
+{
+    type Output = Row<T, F, Changes, Selection, By>;
+}
+
+impl<T: ClaimLease, F, O, Changes, Old, By, Selection: SelectableExpression<T>>
+    ReturnSelection<Selection> for Batch<T, F, O, Changes, Old, By>
+{
+    type Output = Batch<T, F, O, Changes, Selection, By>;
+}
+
+/// Diesel's `dsl::Filter` names the library's claims and reaps too.
+impl<T, F, Changes, Selection, By, P> FilterDsl<P> for Row<T, F, Changes, Selection, By>
+where
+    T: ClaimLease,
+    P: Expression + AppearsOnTable<T>,
+    P::SqlType: BoolOrNullableBool,
+{
+    type Output = Row<T, Both<F, P>, Changes, Selection, By>;
+
+    fn filter(self, predicate: P) -> Self::Output {
+        Row::filter(self, predicate)
+    }
+}
+
+impl<T, F, O, Changes, Selection, By, P> FilterDsl<P> for Batch<T, F, O, Changes, Selection, By>
+where
+    T: ClaimLease,
+    P: Expression + AppearsOnTable<T>,
+    P::SqlType: BoolOrNullableBool,
+{
+    type Output = Batch<T, Both<F, P>, O, Changes, Selection, By>;
+
+    fn filter(self, predicate: P) -> Self::Output {
+        Batch::filter(self, predicate)
+    }
+}
+
+impl<T, F, O, Changes, P> FilterDsl<P> for Reaping<T, F, O, Changes>
+where
+    T: ClaimLease,
+    P: Expression + AppearsOnTable<T>,
+    P::SqlType: BoolOrNullableBool,
+{
+    type Output = Reaping<T, Both<F, P>, O, Changes>;
+
+    fn filter(self, predicate: P) -> Self::Output {
+        Reaping::filter(self, predicate)
+    }
+}
+
+/// Diesel's `dsl::OrderBy` names the library's batch claims and reaps too.
+impl<T, F, O, Changes, Selection, By, Order> OrderDsl<Order>
+    for Batch<T, F, O, Changes, Selection, By>
+where
+    T: ClaimLease,
+    Order: Expression + AppearsOnTable<T>,
+{
+    type Output = Batch<T, F, Ordered<Order>, Changes, Selection, By>;
+
+    fn order(self, order: Order) -> Self::Output {
+        Batch::order_by(self, order)
+    }
+}
+
+impl<T, F, O, Changes, Order> OrderDsl<Order> for Reaping<T, F, O, Changes>
+where
+    T: ClaimLease,
+    Order: Expression + AppearsOnTable<T>,
+{
+    type Output = Reaping<T, F, Ordered<Order>, Changes>;
+
+    fn order(self, order: Order) -> Self::Output {
+        Reaping::order_by(self, order)
+    }
+}

@@ -1,0 +1,334 @@
+//! The claims a keeper keeps on one table: renewed together, one statement a round, each row
+//! under its own claim's token; released one claim at a time.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use diesel::connection::{Connection, TransactionManager};
+use diesel::expression_methods::EqAll;
+use diesel::query_dsl::LoadQuery;
+use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
+use diesel::Table;
+
+use super::monotonic;
+use super::state::{lock, ClaimState};
+use crate::backend::{read_optional, HeldWrite, LeaseBackend, WritesHeld};
+use crate::query::{DatedRenewal, LeaseStatement};
+use crate::sql::{ClockMicros, ForUpdate, NoChanges, NoLock, PairsIn, PairsOf, SelectWhere};
+use crate::sql::{NoReturning, PrimaryKeyAccess, Update, Where};
+use crate::table::TokenOf;
+use crate::{
+    ClaimLease, Error, Guarded, HeldRows, LeaseQuery, Many, Release, Renewed, RunLeaseDsl,
+};
+
+/// A key and the token of the claim that holds it, as a renewal reads them.
+type KeyAndToken<T> = (<T as Table>::PrimaryKey, TokenOf<T>);
+
+/// A row a renewal changed: its key, and the token that holds it.
+pub(super) type RenewedRow<T> = (<T as ClaimLease>::Key, Option<String>);
+
+/// The one statement that renews every claim kept on `T`, each row under its own claim's token.
+pub type PairRenewal<T> = HeldWrite<
+    Update<T, Where<PairsOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>,
+    KeyAndToken<T>,
+    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, ForUpdate>,
+    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, NoLock>,
+    (<T as ClaimLease>::Key, Option<String>),
+>;
+
+/// Rows of `Self` that a [`Keeper`](crate::Keeper) of `C` connections can keep: it renews them
+/// in one statement a round and releases them, guarded by their tokens. Every table with lease
+/// columns, on every backend whose feature is on.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// fn keepable<T: diesel_lease::Keepable<DocConnection>>() {}
+/// # fn main() {
+/// keepable::<jobs::table>();
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a keeper of `{C}` connections cannot keep rows of `{Self}`",
+    note = "the table needs its lease columns (`claim_lease!`), and the connection's backend its diesel-lease feature"
+)]
+pub trait Keepable<C>: ClaimLease {
+    /// Renews the rows named by `pairs` (a key, and the token of the claim that should hold
+    /// it), in one `UPDATE`; gives back the rows it changed, with their tokens.
+    #[doc(hidden)]
+    fn renew_pairs(
+        self,
+        pairs: Vec<(Self::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<RenewedRow<Self>>, Error>;
+
+    /// Releases `held`, or dates it `dated` microseconds before the database's now.
+    #[doc(hidden)]
+    fn release_held(
+        held: HeldRows<Self>,
+        dated: Option<i64>,
+        conn: &mut C,
+    ) -> Result<Vec<Self::Key>, Error>;
+
+    /// The database's time, in microseconds since the epoch.
+    #[doc(hidden)]
+    fn database_time(conn: &mut C) -> Result<i64, Error>;
+}
+
+impl<C, T> Keepable<C> for T
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    C: Connection,
+    C::Backend: LeaseBackend + WritesHeld<'static, C, PairRenewal<T>, (T::Key, Option<String>)>,
+    Guarded<T, Release, NoChanges<T>, Many>:
+        LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
+    Guarded<T, DatedRenewal, NoChanges<T>, Many>:
+        LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
+    diesel::dsl::select<ClockMicros>: LoadQuery<'static, C, i64>,
+{
+    fn renew_pairs(
+        self,
+        pairs: Vec<(T::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<RenewedRow<T>>, Error> {
+        let key_and_token = || (self.primary_key(), T::ClaimToken::default());
+        let held = || PairsIn::of(self, pairs.clone());
+        let only = match pairs.as_slice() {
+            [(key, token)] => Some((key.clone(), Some(token.clone()))),
+            _ => None,
+        };
+        let plan: PairRenewal<T> = HeldWrite {
+            statement: Update::by_keys(self, Where::new(held()), self.renewed()),
+            returned: key_and_token(),
+            locking: SelectWhere::new(self, key_and_token(), held()),
+            read_back: SelectWhere::new(self, key_and_token(), held()),
+            keeps_token: true,
+            only,
+        };
+        Ok(C::Backend::write_held(plan, conn)?)
+    }
+
+    fn release_held(
+        held: HeldRows<T>,
+        dated: Option<i64>,
+        conn: &mut C,
+    ) -> Result<Vec<T::Key>, Error> {
+        match dated {
+            Some(micros) => held.guarded(DatedRenewal::new(micros)).run(conn),
+            None => held.release().run(conn),
+        }
+    }
+
+    fn database_time(conn: &mut C) -> Result<i64, Error> {
+        Ok(read_optional(diesel::select(ClockMicros), conn)?.unwrap_or(i64::MAX))
+    }
+}
+
+/// Releases what `state` still holds on `table`, once, through `conn`, by `release` (given the
+/// keys and, before the shortest hold has passed, how far back to date them): the rows then keep
+/// their claim, dated so that they outlive the lease just when the hold ends (by the database's
+/// clock at this release, so never sooner); after it, they are freed. `None` when the claim was
+/// released before.
+pub(super) fn release_claim<T: ClaimLease, C>(
+    table: T,
+    state: &ClaimState<T::Key>,
+    conn: &mut C,
+    database_time: impl FnOnce(&mut C) -> Result<i64, Error>,
+    release: impl FnOnce(HeldRows<T>, Option<i64>, &mut C) -> Result<Vec<T::Key>, Error>,
+) -> Result<Option<Vec<T::Key>>, Error> {
+    let _statement = state.statement();
+    if state.release_outcome().is_some() {
+        return Ok(None);
+    }
+    let keys = state.held();
+    let released = if keys.is_empty() {
+        Vec::new()
+    } else {
+        let dated = match state.hold_until() {
+            Some(hold_until) => {
+                let left = hold_until.saturating_sub(database_time(conn)?);
+                let lease = *state.settings().lease().micros();
+                (left > 0).then(|| lease.saturating_sub(left))
+            }
+            None => None,
+        };
+        release(
+            HeldRows::new(table, state.claim().clone(), keys),
+            dated,
+            conn,
+        )?
+    };
+    state.mark_released(released.clone());
+    Ok(Some(released))
+}
+
+/// The claims kept on one table, whatever the table and its key type: renewed each round,
+/// released when the keeper stops.
+pub(super) trait Renewing: Send + Sync {
+    /// Renews every claim still to renew, in one statement; whether one was sent.
+    fn renew_round(&self) -> bool;
+    /// Releases every claim, as the keeper stops: it has no one to tell of an error, and the
+    /// leases run out on their own.
+    fn release_all(&self);
+}
+
+/// Releasing one claim whose handle was dropped, or whose keeper stopped.
+pub(super) trait ReleasesUnattended<K>: Send + Sync {
+    /// Releases what `state` still holds, with no one to hear of an error but operators. It
+    /// waits for a pool connection no longer than a renewal interval (after a renewal of the
+    /// claim in flight, if any), so that a drop never hangs on an exhausted pool: a lease it
+    /// could not release is renewed no more, and runs out on its own.
+    fn release_unattended(&self, state: &ClaimState<K>);
+}
+
+pub(super) struct TableClaims<C: R2D2Connection + 'static, T: ClaimLease> {
+    pub(super) pool: Pool<ConnectionManager<C>>,
+    pub(super) table: T,
+    pub(super) claims: Mutex<Vec<Arc<ClaimState<T::Key>>>>,
+}
+
+impl<C, T> TableClaims<C, T>
+where
+    C: R2D2Connection + 'static,
+    T: Keepable<C>,
+{
+    /// One renewal of the rows `claims` still hold, now, in one statement; whether there was
+    /// anything to renew, or the error when the renewal could not be made. Each claim's
+    /// statement lock is held throughout, so that no release of one crosses it.
+    pub(super) fn renew(&self, claims: &[Arc<ClaimState<T::Key>>]) -> Result<bool, Error> {
+        let _statements: Vec<_> = claims.iter().map(|state| state.statement()).collect();
+        let now = monotonic::instant();
+        let wanting: Vec<&Arc<ClaimState<T::Key>>> =
+            claims.iter().filter(|state| state.to_renew(now)).collect();
+        if wanting.is_empty() {
+            return Ok(false);
+        }
+        // The claims to renew are chosen again once a connection is in hand: one released, or
+        // left to run out, while the round waited for it must not be renewed after its release
+        // returned.
+        let mut conn = match self.pool.get() {
+            Ok(conn) => conn,
+            Err(error) => return Err(self.unconfirmed(wanting, error.into())),
+        };
+        let now = monotonic::instant();
+        let renewing: Vec<&Arc<ClaimState<T::Key>>> = wanting
+            .into_iter()
+            .filter(|state| state.to_renew(now))
+            .collect();
+        let pairs: Vec<(T::Key, String)> = renewing
+            .iter()
+            .flat_map(|state| {
+                let token = state.claim().token().to_owned();
+                state
+                    .held()
+                    .into_iter()
+                    .map(move |key| (key, token.clone()))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return Ok(false);
+        }
+        // The lease runs from the database's clock at the statement; the request's start on
+        // ours is no later, so trusting from it can only end the trust sooner.
+        let request_start = monotonic::instant();
+        let renewed = broken_on_error(&mut *conn, |conn| self.table.renew_pairs(pairs, conn));
+        match renewed {
+            Ok(rows) => {
+                // Sorted by token once, so that each claim looks only at its own rows.
+                let mut by_token: HashMap<&str, Vec<&T::Key>> = HashMap::new();
+                for (key, token) in &rows {
+                    if let Some(token) = token {
+                        by_token.entry(token).or_default().push(key);
+                    }
+                }
+                for state in renewing {
+                    let renewed = by_token
+                        .get(state.claim().token())
+                        .map_or(&[][..], Vec::as_slice);
+                    crate::events::emit_renewed::<T>(state.claim(), renewed.len());
+                    state.renewed(renewed, request_start);
+                }
+                Ok(true)
+            }
+            Err(error) => Err(self.unconfirmed(renewing, error)),
+        }
+    }
+
+    /// A renewal of `claims` could not be made: the error is theirs, and it leaves their trust
+    /// deadline where it was, since unreachable means lost in time.
+    fn unconfirmed<'a>(
+        &self,
+        claims: impl IntoIterator<Item = &'a Arc<ClaimState<T::Key>>>,
+        error: Error,
+    ) -> Error {
+        let now = monotonic::instant();
+        for state in claims {
+            state.unconfirmed(&error, now);
+        }
+        error
+    }
+
+    /// Releases `state` through a pool connection, waiting for one no longer than `wait`.
+    fn release_waiting(&self, state: &ClaimState<T::Key>, wait: Duration) -> Result<(), Error> {
+        let mut conn = self.pool.get_timeout(wait)?;
+        broken_on_error(&mut *conn, |conn| {
+            release_claim(self.table, state, conn, T::database_time, T::release_held).map(drop)
+        })
+    }
+}
+
+impl<C, T> Renewing for TableClaims<C, T>
+where
+    C: R2D2Connection + 'static,
+    T: Keepable<C>,
+{
+    fn renew_round(&self) -> bool {
+        let claims: Vec<Arc<ClaimState<T::Key>>> = {
+            let mut claims = lock(&self.claims);
+            claims.retain(|state| !state.is_done());
+            claims.clone()
+        };
+        // An error is kept for `check` to report; the trust deadline does the rest.
+        self.renew(&claims).unwrap_or(true)
+    }
+
+    fn release_all(&self) {
+        for state in lock(&self.claims).drain(..) {
+            self.release_unattended(&state);
+        }
+    }
+}
+
+impl<C, T> ReleasesUnattended<T::Key> for TableClaims<C, T>
+where
+    C: R2D2Connection + 'static,
+    T: Keepable<C>,
+{
+    fn release_unattended(&self, state: &ClaimState<T::Key>) {
+        if state.release_outcome().is_some() {
+            // Released by its handle already: no connection to wait for.
+            return;
+        }
+        if let Err(error) = self.release_waiting(state, state.settings().renews_every()) {
+            // No handle is left to release it: renewals stop, so that the lease runs out.
+            let rows = state.stop_renewing();
+            crate::events::emit_not_released::<T>(state.claim(), rows, &error);
+        }
+    }
+}
+
+/// `work` on `conn`; when it fails, `conn` is marked broken, so that the pool closes it instead
+/// of handing it to the next renewal. After a failed statement it may be a connection the server
+/// killed, and r2d2 asks Diesel, which judges a connection broken by its transaction state
+/// alone: on MySQL/MariaDB, a pool that does not test connections on checkout would hand the
+/// dead one to every renewal after.
+pub(super) fn broken_on_error<C: Connection, R>(
+    conn: &mut C,
+    work: impl FnOnce(&mut C) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let done = work(conn);
+    if done.is_err() {
+        C::TransactionManager::transaction_manager_status_mut(conn).set_in_error();
+    }
+    done
+}

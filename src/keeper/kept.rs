@@ -1,0 +1,276 @@
+//! A claim a keeper keeps: the handle the work asks whether its lease still holds, and releases
+//! or finishes its rows through.
+use std::fmt;
+use std::sync::Arc;
+
+use diesel::connection::Connection;
+use diesel::query_builder::AsChangeset;
+use diesel::query_dsl::LoadQuery;
+
+use super::claims::{release_claim, ReleasesUnattended};
+use super::monotonic;
+use super::state::ClaimState;
+use super::LeaseLost;
+use crate::backend::{read_optional, LeaseBackend};
+use crate::query::{DatedRenewal, LeaseStatement};
+use crate::sql::{ClockMicros, NoChanges};
+use crate::{Claim, ClaimLease, Error, Guarded, LeaseQuery, Many, Release, RunLeaseDsl};
+
+/// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
+/// step of the work, and release or finish its rows when done (dropping it releases too).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # use diesel_lease::{Keeper, KeeperSettings};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// let lease = Lease::from_secs(30)?;
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+/// let kept = keeper.keep(batch.held())?;
+/// while kept.is_held() {
+///     // one step of the work
+///     break;
+/// }
+/// let done = kept.release().set(jobs::status.eq("done")).run(&mut pool.get()?)?;
+/// assert_eq!(done, [1]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Kept<T: ClaimLease> {
+    table: T,
+    state: Arc<ClaimState<T::Key>>,
+    unattended: Arc<dyn ReleasesUnattended<T::Key>>,
+}
+
+impl<T: ClaimLease> fmt::Debug for Kept<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kept")
+            .field("claim", self.state.claim())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: ClaimLease> Kept<T> {
+    pub(super) fn new(
+        table: T,
+        state: Arc<ClaimState<T::Key>>,
+        unattended: Arc<dyn ReleasesUnattended<T::Key>>,
+    ) -> Self {
+        Self {
+            table,
+            state,
+            unattended,
+        }
+    }
+
+    /// Whether every row is still held: no renewal found one taken over, the last confirmed
+    /// renewal is recent enough to trust, the longest hold has not passed, and the keeper has
+    /// not stopped. A cheap check, made without a statement.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// assert!(kept.is_held());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_held(&self) -> bool {
+        self.state.loss(monotonic::instant()).is_none()
+    }
+
+    /// `Ok` while [`is_held`](Self::is_held); otherwise which rows were lost, why, and the last
+    /// renewal error if there was one.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// kept.check()?; // before an effect outside the database
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn check(&self) -> Result<(), LeaseLost<T::Key>> {
+        self.state.loss(monotonic::instant()).map_or(Ok(()), Err)
+    }
+
+    /// The keys of the rows still held, as of the last renewal.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// assert_eq!(kept.held(), [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn held(&self) -> Vec<T::Key> {
+        self.state.held()
+    }
+
+    /// The claim kept.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// assert_eq!(kept.claim().owner(), "w");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn claim(&self) -> &Claim {
+        self.state.claim()
+    }
+
+    /// Stops keeping the claim and releases the rows it still holds, guarded by its token, with
+    /// the caller's `.set(..)` (a final status) in the same statement: run it for the keys of
+    /// the rows released. With a shortest hold that has not passed, the rows are dated instead of
+    /// freed (after a reading of the database's clock), and the caller's changes still land. A
+    /// release that ran before (this one's, or the keeper's when it stopped) releases nothing
+    /// again. On an error nothing was released, and dropping the handle tries once more.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// let conn = &mut pool.get()?;
+    /// assert_eq!(kept.release().set(jobs::status.eq("done")).run(conn)?, [1]);
+    /// assert!(kept.release().run(conn)?.is_empty(), "released once");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release(&self) -> KeptRelease<T, NoChanges<T>> {
+        KeptRelease {
+            table: self.table,
+            state: Arc::clone(&self.state),
+            changes: NoChanges::default(),
+        }
+    }
+}
+
+impl<T: ClaimLease> Drop for Kept<T> {
+    fn drop(&mut self) {
+        self.unattended.release_unattended(&self.state);
+    }
+}
+
+/// The release of a kept claim: made by [`Kept::release`], given the caller's changes by
+/// [`set`](Self::set), run by `.run(conn)`.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # use diesel_lease::{Keeper, KeeperSettings};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// # let lease = Lease::from_secs(30)?;
+/// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+/// let kept = keeper.keep(batch.held())?;
+/// let release: diesel_lease::KeptRelease<jobs::table, _> = kept.release().set(jobs::status.eq("done"));
+/// assert_eq!(release.run(&mut pool.get()?)?, [1]);
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a release does nothing until it is run"]
+pub struct KeptRelease<T: ClaimLease, Changes> {
+    table: T,
+    state: Arc<ClaimState<T::Key>>,
+    changes: Changes,
+}
+
+impl<T: ClaimLease, Changes> fmt::Debug for KeptRelease<T, Changes> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeptRelease")
+            .field("claim", self.state.claim())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: ClaimLease> KeptRelease<T, NoChanges<T>> {
+    /// The caller's own changes, set on the released rows by the same statement.
+    ///
+    /// See [`Kept::release`] for an example.
+    pub fn set<Changes: AsChangeset<Target = T>>(
+        self,
+        changes: Changes,
+    ) -> KeptRelease<T, Changes> {
+        KeptRelease {
+            table: self.table,
+            state: self.state,
+            changes,
+        }
+    }
+}
+
+impl<T: ClaimLease, Changes> LeaseStatement<T::Key> for KeptRelease<T, Changes> {
+    type Output = Vec<T::Key>;
+}
+
+impl<'q, T, Changes, C> LeaseQuery<'q, C, T::Key> for KeptRelease<T, Changes>
+where
+    T: ClaimLease,
+    Changes: AsChangeset<Target = T>,
+    C: Connection,
+    C::Backend: LeaseBackend,
+    Guarded<T, Release, Changes, Many>:
+        LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
+    Guarded<T, DatedRenewal, Changes, Many>:
+        LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
+    diesel::dsl::select<ClockMicros>: LoadQuery<'q, C, i64>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+        let changes = self.changes;
+        let released = release_claim(
+            self.table,
+            &self.state,
+            conn,
+            |conn| Ok(read_optional(diesel::select(ClockMicros), conn)?.unwrap_or(i64::MAX)),
+            |held, dated, conn| match dated {
+                Some(micros) => held
+                    .guarded(DatedRenewal::new(micros))
+                    .set(changes)
+                    .run(conn),
+                None => held.release().set(changes).run(conn),
+            },
+        )?;
+        Ok(released.unwrap_or_default())
+    }
+}
+
+impl<T: ClaimLease, Changes, C> crate::RunLeaseDsl<C> for KeptRelease<T, Changes> {}

@@ -1,0 +1,374 @@
+//! The state of one kept claim, shared by the keeper and the work: which rows it still holds,
+//! until when a confirmed renewal is trusted, and whether and why its lease is lost. Pure logic:
+//! every reading of the process's monotonic clock is passed in, so that it is tested on a fake
+//! clock.
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::{KeeperSettings, LeaseLost, LossReason};
+use crate::{Claim, Error};
+
+/// What the keeper and the work share of one kept claim.
+pub(super) struct ClaimState<K> {
+    /// The table's name, for operators.
+    table: &'static str,
+    claim: Claim,
+    settings: KeeperSettings,
+    kept_since: Instant,
+    /// The end of the shortest hold, by the database's clock in microseconds since the epoch.
+    hold_until: Option<i64>,
+    /// Held while a statement of this claim runs, so that a renewal and a release never cross
+    /// (a renewal landing after the release would report the release as a loss).
+    statement: Mutex<()>,
+    /// Locked only briefly, never across a statement: `is_held` must stay cheap.
+    inner: Mutex<Inner<K>>,
+}
+
+struct Inner<K> {
+    held: Vec<K>,
+    lost: Vec<K>,
+    reason: Option<LossReason>,
+    renewing: bool,
+    /// The keys the release changed, once it ran.
+    release_outcome: Option<Vec<K>>,
+    trusted_until: Instant,
+    last_error: Option<String>,
+    unconfirmed_told: bool,
+}
+
+impl<K: Clone + PartialEq> ClaimState<K> {
+    /// A claim of `keys` kept from `now`. Nothing is trusted until a renewal is confirmed: the
+    /// claim may be old already.
+    pub(super) fn new(
+        table: &'static str,
+        claim: Claim,
+        keys: Vec<K>,
+        settings: KeeperSettings,
+        hold_until: Option<i64>,
+        now: Instant,
+    ) -> Self {
+        Self {
+            table,
+            claim,
+            settings,
+            kept_since: now,
+            hold_until,
+            statement: Mutex::new(()),
+            inner: Mutex::new(Inner {
+                held: keys,
+                lost: Vec::new(),
+                reason: None,
+                renewing: true,
+                release_outcome: None,
+                trusted_until: now,
+                last_error: None,
+                unconfirmed_told: false,
+            }),
+        }
+    }
+
+    pub(super) fn claim(&self) -> &Claim {
+        &self.claim
+    }
+
+    pub(super) fn settings(&self) -> KeeperSettings {
+        self.settings
+    }
+
+    /// The end of the shortest hold, by the database's clock.
+    pub(super) fn hold_until(&self) -> Option<i64> {
+        self.hold_until
+    }
+
+    /// The lock that keeps this claim's statements from crossing.
+    pub(super) fn statement(&self) -> MutexGuard<'_, ()> {
+        lock(&self.statement)
+    }
+
+    /// The keys of the rows still held, as of the last renewal.
+    pub(super) fn held(&self) -> Vec<K> {
+        lock(&self.inner).held.clone()
+    }
+
+    /// Whether the claim's rows are to be renewed at `now`: not released, not given up, and not
+    /// past the longest hold, which ends its renewals here.
+    pub(super) fn to_renew(&self, now: Instant) -> bool {
+        let mut inner = lock(&self.inner);
+        if !inner.renewing || inner.release_outcome.is_some() {
+            return false;
+        }
+        if self.past_longest_hold(now) {
+            inner.renewing = false;
+            inner.reason.get_or_insert(LossReason::LongestHold);
+            let rows = inner.held.len();
+            drop(inner);
+            crate::events::emit_lost(self.table, &self.claim, rows, &LossReason::LongestHold);
+            return false;
+        }
+        true
+    }
+
+    /// A renewal that was sent at `request_start` changed `renewed`, the rows with this claim's
+    /// token: those are still held, and the trust runs from the request's start (the lease runs
+    /// from the database's clock at the statement, which is no earlier); the rest are lost.
+    pub(super) fn renewed(&self, renewed: &[&K], request_start: Instant) {
+        let mut inner = lock(&self.inner);
+        if !inner.renewing {
+            // Given up or released while the renewal ran: a loss is final, and keeps its cause.
+            return;
+        }
+        let (still_held, lost): (Vec<K>, Vec<K>) =
+            inner.held.drain(..).partition(|key| renewed.contains(&key));
+        if !lost.is_empty() {
+            crate::events::emit_lost(self.table, &self.claim, lost.len(), &LossReason::TakenOver);
+            inner.lost.extend(lost);
+            inner.reason.get_or_insert(LossReason::TakenOver);
+        }
+        inner.held = still_held;
+        inner.trusted_until = request_start + self.settings.trusted_part();
+        inner.last_error = None;
+    }
+
+    /// A renewal failed with `error` at `now`: the trust deadline stays where it was, and once it
+    /// has passed, the lease is lost.
+    pub(super) fn unconfirmed(&self, error: &Error, now: Instant) {
+        let mut inner = lock(&self.inner);
+        inner.last_error = Some(error.to_string());
+        if now >= inner.trusted_until {
+            self.give_up_unconfirmed(&mut inner);
+        }
+    }
+
+    /// Renewals stop, with no release: a release that no one waits for failed, and the lease
+    /// runs out on its own. The rows it still held, for operators.
+    pub(super) fn stop_renewing(&self) -> usize {
+        let mut inner = lock(&self.inner);
+        inner.renewing = false;
+        inner.held.len()
+    }
+
+    /// The release ran and changed `released`: renewals stop, and nothing is held.
+    pub(super) fn mark_released(&self, released: Vec<K>) {
+        let mut inner = lock(&self.inner);
+        inner.renewing = false;
+        inner.held.clear();
+        inner.release_outcome = Some(released);
+    }
+
+    /// What the release changed, if it ran.
+    pub(super) fn release_outcome(&self) -> Option<Vec<K>> {
+        lock(&self.inner).release_outcome.clone()
+    }
+
+    /// Released, or given up: nothing left to renew.
+    pub(super) fn is_done(&self) -> bool {
+        let inner = lock(&self.inner);
+        inner.release_outcome.is_some() || !inner.renewing
+    }
+
+    /// Whether the lease is lost at `now`, and if so which rows and why.
+    pub(super) fn loss(&self, now: Instant) -> Option<LeaseLost<K>> {
+        let mut inner = lock(&self.inner);
+        let reason = if let Some(reason) = inner.reason {
+            reason
+        } else if inner.release_outcome.is_some() {
+            LossReason::Released
+        } else if self.past_longest_hold(now) {
+            LossReason::LongestHold
+        } else if now >= inner.trusted_until {
+            self.give_up_unconfirmed(&mut inner);
+            LossReason::Unconfirmed
+        } else {
+            return None;
+        };
+        let mut rows = inner.lost.clone();
+        if reason != LossReason::TakenOver {
+            rows.extend(inner.held.iter().cloned());
+        }
+        Some(LeaseLost {
+            rows,
+            reason,
+            cause: inner.last_error.clone(),
+        })
+    }
+
+    /// Past the trust deadline: the lease is lost for good, and renewals stop, so that a renewal
+    /// that gets through later never revives a lease the work may have been told it lost.
+    /// Operators hear of it once.
+    fn give_up_unconfirmed(&self, inner: &mut Inner<K>) {
+        inner.renewing = false;
+        inner.reason.get_or_insert(LossReason::Unconfirmed);
+        if !inner.unconfirmed_told {
+            inner.unconfirmed_told = true;
+            crate::events::emit_lost(
+                self.table,
+                &self.claim,
+                inner.held.len(),
+                &LossReason::Unconfirmed,
+            );
+        }
+    }
+
+    fn past_longest_hold(&self, now: Instant) -> bool {
+        self.settings.longest_hold().is_some_and(|at_most| {
+            // A longest hold past what the clock can count never comes.
+            self.kept_since
+                .checked_add(at_most)
+                .is_some_and(|end| now >= end)
+        })
+    }
+}
+
+/// A mutex's guard; a poisoned mutex holds plain data that is still sound.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::ClaimState;
+    use crate::keeper::{monotonic, KeeperSettings, LossReason};
+    use crate::{Claim, Error, Lease};
+
+    /// A fake monotonic clock: the state machine only ever sees instants passed to it.
+    struct FakeClock(Instant);
+
+    impl FakeClock {
+        fn start() -> Self {
+            Self(monotonic::instant())
+        }
+
+        fn at(&self, millis: u64) -> Instant {
+            self.0 + Duration::from_millis(millis)
+        }
+    }
+
+    /// A lease of 10 s, renewed every 3 s, trusted for 8 s after a confirmed renewal.
+    fn settings() -> KeeperSettings {
+        KeeperSettings::new(Lease::from_secs(10).expect("a lease"))
+            .every(Duration::from_secs(3))
+            .margin(Duration::from_secs(2))
+    }
+
+    fn kept(clock: &FakeClock, settings: KeeperSettings) -> ClaimState<i64> {
+        let claim = Claim::new("worker-1").expect("a claim");
+        ClaimState::new("jobs", claim, vec![1, 2, 3], settings, None, clock.at(0))
+    }
+
+    fn reason(state: &ClaimState<i64>, at: Instant) -> Option<LossReason> {
+        state.loss(at).map(|lost| lost.reason)
+    }
+
+    #[test]
+    fn nothing_is_trusted_before_the_first_confirmed_renewal() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        assert_eq!(reason(&state, clock.at(0)), Some(LossReason::Unconfirmed));
+    }
+
+    #[test]
+    fn a_confirmed_renewal_is_trusted_for_the_lease_less_the_margin_from_its_request() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        state.renewed(&[&1, &2, &3], clock.at(1_000));
+        assert_eq!(reason(&state, clock.at(8_999)), None);
+        let lost = state
+            .loss(clock.at(9_000))
+            .map(|lost| (lost.reason, lost.rows));
+        assert_eq!(lost, Some((LossReason::Unconfirmed, vec![1, 2, 3])));
+    }
+
+    #[test]
+    fn a_failed_renewal_keeps_the_deadline_and_a_loss_past_it_is_final() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        state.renewed(&[&1, &2, &3], clock.at(0));
+        let unreachable = Error::InvalidSettings("the server did not answer".into());
+        state.unconfirmed(&unreachable, clock.at(3_000));
+        assert_eq!(
+            reason(&state, clock.at(3_000)),
+            None,
+            "still within the trust"
+        );
+        assert!(state.to_renew(clock.at(3_000)));
+        state.unconfirmed(&unreachable, clock.at(8_000));
+        assert_eq!(
+            reason(&state, clock.at(8_000)),
+            Some(LossReason::Unconfirmed)
+        );
+        assert!(!state.to_renew(clock.at(8_000)), "renewals stop");
+        // A renewal that got through late does not make the claim held again.
+        state.renewed(&[&1, &2, &3], clock.at(8_500));
+        let lost = state.loss(clock.at(8_500));
+        assert_eq!(
+            lost.as_ref().map(|lost| lost.reason),
+            Some(LossReason::Unconfirmed)
+        );
+        assert!(
+            lost.is_some_and(|lost| lost.cause.is_some()),
+            "the last error is told"
+        );
+    }
+
+    #[test]
+    fn a_renewal_that_changed_fewer_rows_loses_those_and_keeps_the_rest() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        state.renewed(&[&1, &3], clock.at(0));
+        assert_eq!(state.held(), [1, 3]);
+        let lost = state.loss(clock.at(1)).map(|lost| (lost.reason, lost.rows));
+        assert_eq!(lost, Some((LossReason::TakenOver, vec![2])));
+        assert!(
+            state.to_renew(clock.at(1)),
+            "the rows still held are still renewed"
+        );
+    }
+
+    #[test]
+    fn past_the_longest_hold_renewals_stop_and_the_claim_is_lost() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings().at_most(Duration::from_secs(5)));
+        state.renewed(&[&1, &2, &3], clock.at(4_000));
+        assert!(state.to_renew(clock.at(4_999)));
+        assert_eq!(reason(&state, clock.at(4_999)), None);
+        assert!(!state.to_renew(clock.at(5_000)));
+        assert_eq!(
+            reason(&state, clock.at(5_000)),
+            Some(LossReason::LongestHold)
+        );
+    }
+
+    #[test]
+    fn a_longest_hold_beyond_the_clock_never_comes() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings().at_most(Duration::MAX));
+        state.renewed(&[&1], clock.at(0));
+        assert!(state.to_renew(clock.at(1_000)));
+    }
+
+    #[test]
+    fn a_released_claim_is_renewed_no_more_and_says_so() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        state.renewed(&[&1, &2, &3], clock.at(0));
+        state.mark_released(vec![1, 2]);
+        assert!(state.is_done());
+        assert!(!state.to_renew(clock.at(1)));
+        assert_eq!(state.release_outcome(), Some(vec![1, 2]));
+        assert_eq!(reason(&state, clock.at(1)), Some(LossReason::Released));
+    }
+
+    #[test]
+    fn a_claim_whose_release_failed_is_renewed_no_more() {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings());
+        state.renewed(&[&1, &2, &3], clock.at(0));
+        assert_eq!(state.stop_renewing(), 3);
+        assert!(state.is_done());
+        assert!(!state.to_renew(clock.at(1)));
+    }
+}

@@ -1,0 +1,23 @@
+//! The lease columns' DDL on MySQL/MariaDB.
+use diesel::mysql::Mysql;
+
+use crate::backend::LeaseDdl;
+
+/// `VARCHAR(255)` owner and token in utf8mb4 with a binary collation, a `DATETIME(6)` claimed_at;
+/// several columns per `ALTER TABLE`, and `DROP INDEX .. ON` its table.
+impl LeaseDdl for Mysql {
+    const OWNER_TYPE: &'static str = "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
+    const CLAIM_TOKEN_TYPE: &'static str = "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
+    const CLAIMED_AT_TYPE: &'static str = "DATETIME(6)";
+    const QUOTE: char = '`';
+    const ONE_COLUMN_PER_ALTER: bool = false;
+    const DROP_INDEX_NAMES_TABLE: bool = true;
+
+    fn advice(_table: &str, claimed_at: &str) -> String {
+        format!(
+            "-- MySQL/MariaDB: owner and token have a binary collation, so that they compare exactly\n\
+             -- (the default collations ignore case: token T1 would hold a row claimed by t1).\n\
+             -- {claimed_at} is DATETIME(6) holding UTC: a TIMESTAMP would shift with the session's time_zone.\n"
+        )
+    }
+}

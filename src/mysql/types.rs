@@ -1,0 +1,29 @@
+//! `UtcTimestamp` on MySQL/MariaDB, a `DATETIME(6)` holding UTC, and the unsigned key types.
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::deserialize::{self, FromSql};
+use diesel::mysql::{Mysql, MysqlType, MysqlValue};
+use diesel::sql_types::{BigInt, Datetime, HasSqlType, Integer, SmallInt, Unsigned};
+
+use crate::backend::TimestampOn;
+use crate::sql_types::UtcTimestamp;
+
+impl TimestampOn<Mysql> for Datetime {}
+impl TimestampOn<Mysql> for UtcTimestamp {}
+
+impl HasSqlType<UtcTimestamp> for Mysql {
+    fn metadata(_lookup: &mut ()) -> MysqlType {
+        MysqlType::DateTime
+    }
+}
+
+impl FromSql<UtcTimestamp, Mysql> for DateTime<Utc> {
+    fn from_sql(value: MysqlValue<'_>) -> deserialize::Result<Self> {
+        <NaiveDateTime as FromSql<Datetime, Mysql>>::from_sql(value).map(|utc| utc.and_utc())
+    }
+}
+
+crate::table::single_column_keys!(
+    Unsigned<BigInt> => u64,
+    Unsigned<Integer> => u32,
+    Unsigned<SmallInt> => u16,
+);

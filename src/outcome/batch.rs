@@ -1,0 +1,240 @@
+//! The rows a batch claim won, and the claim that holds them all.
+use crate::query::{Guarded, HeldRows, IncompleteWrite, Many, Release, Renewal};
+use crate::sql::NoChanges;
+use crate::{Claim, ClaimLease, Fenced};
+
+/// The rows a batch claim won, with their keys and the claim that holds them all: the handle of
+/// their holder, which renews, writes to and releases them together, each statement guarded by
+/// the claim's token.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("worker-1")?;
+/// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
+/// assert!(batch.rows().iter().all(|job| job.claim_token.as_deref() == Some(worker.token())));
+/// let done = batch.release().set(jobs::status.eq("done")).run(conn)?;
+/// assert_eq!(done, batch.keys());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "the rows of a batch are held until their lease runs out or they are released"]
+pub struct Batch<R, T: ClaimLease> {
+    rows: Vec<R>,
+    fences: Vec<Option<i64>>,
+    held: HeldRows<T>,
+}
+
+impl<R, T: ClaimLease> Batch<R, T> {
+    pub(crate) fn new(table: T, claim: Claim, won: Vec<(R, T::Key, Option<i64>)>) -> Self {
+        let mut rows = Vec::with_capacity(won.len());
+        let mut keys = Vec::with_capacity(won.len());
+        let mut fences = Vec::with_capacity(won.len());
+        for (row, key, fence) in won {
+            rows.push(row);
+            keys.push(key);
+            fences.push(fence);
+        }
+        Self {
+            rows,
+            fences,
+            held: HeldRows::new(table, claim, keys),
+        }
+    }
+
+    /// The rows won, as the claim left them, in no particular order.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.rows().len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rows(&self) -> &[R] {
+        &self.rows
+    }
+
+    /// The rows' primary keys, in the order of [`rows`](Self::rows).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.keys(), [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn keys(&self) -> &[T::Key] {
+        self.held.keys()
+    }
+
+    /// Each row's fence after this take, in the order of [`rows`](Self::rows): only a table
+    /// with a fence column has them.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = fenced_jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).returning(fenced_jobs::id).run::<i64>(conn)?;
+    /// assert_eq!(batch.fences(), [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fences(&self) -> Vec<i64>
+    where
+        T: Fenced,
+    {
+        // A fenced table's claim reads its fence, a NOT NULL column.
+        self.fences
+            .iter()
+            .map(|fence| fence.unwrap_or_default())
+            .collect()
+    }
+
+    /// The claim that holds every row of the batch.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let worker = Claim::new("w")?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
+    /// assert_eq!(batch.claim(), &worker);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn claim(&self) -> &Claim {
+        self.held.claim()
+    }
+
+    /// How many rows were won.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether no row was won.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert!(!batch.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows, and the rows as their claim holds them: what a [`Keeper`](crate::Keeper)
+    /// keeps.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// let (jobs, held) = batch.into_parts();
+    /// assert_eq!(jobs[0].claim_token.as_deref(), Some(held.claim().token()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn into_parts(self) -> (Vec<R>, HeldRows<T>) {
+        (self.rows, self.held)
+    }
+
+    /// The rows as their claim holds them.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.held().keys(), batch.keys());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn held(&self) -> &HeldRows<T> {
+        &self.held
+    }
+
+    /// The renewal of every row the claim still holds, in one statement: run it for their keys.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.renew().run(conn)?, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Many> {
+        self.held.renew()
+    }
+
+    /// The holder's own write to every row the claim still holds: add the changes with
+    /// `.set(..)`, then run it for the keys of the rows it wrote.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.update().set(jobs::status.eq("running")).run(conn)?, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn update(&self) -> IncompleteWrite<T, Many> {
+        self.held.update()
+    }
+
+    /// The release of every row the claim still holds, with the caller's `.set(..)`, in one
+    /// statement: run it for the keys of the rows it released.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(batch.release().set(jobs::status.eq("done")).run(conn)?, [1]);
+    /// assert!(batch.release().run(conn)?.is_empty(), "released already");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, Many> {
+        self.held.release()
+    }
+}

@@ -1,0 +1,279 @@
+//! What a claim of one row came to: won, with the row and the claim, or refused.
+use crate::outcome::Refused;
+use crate::query::{Guarded, HeldRows, IncompleteWrite, One, Release, Renewal};
+use crate::sql::NoChanges;
+use crate::{Claim, ClaimLease, Fenced};
+
+/// What a claim of one row came to: [`Won`], with the row and the claim, or [`Refused`].
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("worker-1")?;
+/// match jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)? {
+///     Claimed::Won(won) => assert_eq!(won.row().owner.as_deref(), Some("worker-1")),
+///     Claimed::Refused(refused) => panic!("{}", refused.why().run(conn)?),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a claim that won holds a row until its lease runs out or it is released"]
+pub enum Claimed<R, T: ClaimLease> {
+    /// The claim won the row.
+    Won(Won<R, T>),
+    /// The claim took nothing: the row is missing, held, or not claimable by the caller's filter.
+    Refused(Refused<T>),
+}
+
+impl<R, T: ClaimLease> Claimed<R, T> {
+    /// Whether the claim won.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(9, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert!(!outcome.is_won(), "there is no job 9");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_won(&self) -> bool {
+        matches!(self, Claimed::Won(_))
+    }
+
+    /// The win, if the claim won.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().map(|won| won.into_row().id), Some(1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn won(self) -> Option<Won<R, T>> {
+        match self {
+            Claimed::Won(won) => Some(won),
+            Claimed::Refused(_) => None,
+        }
+    }
+}
+
+/// A row won by a claim, with the claim that holds it: the handle of its holder, which renews,
+/// writes to and releases the row, each guarded by the claim's token.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+/// let won = outcome.won().expect("claimable");
+/// assert!(won.renew().run(conn)?, "still ours");
+/// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
+/// assert!(!won.renew().run(conn)?, "released: a holder's write lands no more");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Won<R, T: ClaimLease> {
+    row: R,
+    key: T::Key,
+    held: HeldRows<T>,
+    fence: Option<i64>,
+}
+
+impl<R, T: ClaimLease> Won<R, T> {
+    pub(crate) fn new(row: R, table: T, key: T::Key, claim: Claim, fence: Option<i64>) -> Self {
+        Self {
+            row,
+            held: HeldRows::new(table, claim, vec![key.clone()]),
+            key,
+            fence,
+        }
+    }
+
+    /// The row as the claim left it (or the selection asked for).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").row().owner.as_deref(), Some("w"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn row(&self) -> &R {
+        &self.row
+    }
+
+    /// The row's primary key.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").key(), &1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn key(&self) -> &T::Key {
+        &self.key
+    }
+
+    /// The claim that holds the row.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").claim().owner(), "w");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn claim(&self) -> &Claim {
+        self.held.claim()
+    }
+
+    /// The row's fence after this take: higher than every earlier holder's. Hand it to outside
+    /// resources with each write; see [`Fence`](crate::Fence). Only a table with a fence column
+    /// has one.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = fenced_jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).returning(fenced_jobs::id).run::<i64>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").fence(), 1, "the first take");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fence(&self) -> i64
+    where
+        T: Fenced,
+    {
+        // A fenced table's claim reads its fence, a NOT NULL column.
+        self.fence.unwrap_or_default()
+    }
+
+    /// The row, leaving the claim.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// let job: Job = outcome.won().expect("won").into_row();
+    /// # let _ = job;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn into_row(self) -> R {
+        self.row
+    }
+
+    /// The row, and the row as its claim holds it: what a [`Keeper`](crate::Keeper) keeps.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// let (job, held) = outcome.won().expect("won").into_parts();
+    /// assert_eq!(job.claim_token.as_deref(), Some(held.claim().token()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn into_parts(self) -> (R, HeldRows<T>) {
+        (self.row, self.held)
+    }
+
+    /// The row as its claim holds it.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").held().keys(), [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn held(&self) -> &HeldRows<T> {
+        &self.held
+    }
+
+    /// The lease starts again, by the database's clock, while the claim still holds the row:
+    /// run it for whether it did. A renewal that finds the row no longer held means the lease was
+    /// taken over; stop the work.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.renew().run(conn)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, One> {
+        self.held.renew().answering_one()
+    }
+
+    /// The holder's own write to the row, guarded by its token: add the changes with `.set(..)`,
+    /// then run it for whether the claim still held the row (and so wrote it).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.update().set(jobs::status.eq("running")).run(conn)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn update(&self) -> IncompleteWrite<T, One> {
+        self.held.update().answering_one()
+    }
+
+    /// The release of the row while the claim still holds it: owner, token and `claimed_at`
+    /// set to `NULL`, with the caller's `.set(..)` in the same statement; run it for whether the
+    /// claim still held the row.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
+    /// assert!(!won.release().run(conn)?, "released already");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, One> {
+        self.held.release().answering_one()
+    }
+}

@@ -1,0 +1,270 @@
+//! Why a claim was refused, read only when asked, by the database's clock.
+use std::fmt;
+use std::time::Duration;
+
+use diesel::backend::Backend;
+use diesel::connection::Connection;
+use diesel::deserialize::{self, Queryable};
+use diesel::dsl;
+use diesel::expression_methods::EqAll;
+use diesel::query_dsl::LoadQuery;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::{IntoSql, Table};
+
+use crate::backend::{read_optional, LeaseBackend};
+use crate::query::{LeaseQuery, LeaseStatement};
+use crate::sql::{MicrosSince, NoLock, SelectWhere};
+use crate::table::{ClaimedAtOf, OwnerOf, TokenOf};
+use crate::{ClaimLease, Error, Fresh, Lease};
+
+/// Who holds a row, and whether its lease is fresh under a lease, all by the database's clock,
+/// as a selection that loads as a [`Refusal`]: made by [`LeaseDsl::holder`](crate::LeaseDsl::holder).
+pub type Holder<T> = (
+    OwnerOf<T>,
+    TokenOf<T>,
+    MicrosSince<ClaimedAtOf<T>>,
+    Fresh<T>,
+    dsl::AsExprOf<i64, BigInt>,
+);
+
+/// The SQL type of a [`Holder`].
+type HolderSqlType = (
+    Nullable<Text>,
+    Nullable<Text>,
+    Nullable<BigInt>,
+    Nullable<Bool>,
+    BigInt,
+);
+
+pub(crate) fn holder<T: ClaimLease>(table: T, lease: Lease) -> Holder<T> {
+    (
+        T::Owner::default(),
+        T::ClaimToken::default(),
+        MicrosSince::new(T::ClaimedAt::default()),
+        table.fresh(lease),
+        (*lease.micros()).into_sql::<BigInt>(),
+    )
+}
+
+/// A refused claim of one row. Nothing was written; ask [`why`](Self::why) to learn the
+/// reason.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+/// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
+/// assert_eq!(refused.why().run(conn)?, Refusal::NoSuchRow);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused<T: ClaimLease> {
+    table: T,
+    key: T::Key,
+    lease: Lease,
+}
+
+impl<T: ClaimLease> Refused<T> {
+    pub(crate) fn new(table: T, key: T::Key, lease: Lease) -> Self {
+        Self { table, key, lease }
+    }
+
+    /// The key of the row that was not claimed.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
+    /// assert_eq!(*refused.key(), 7);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn key(&self) -> &T::Key {
+        &self.key
+    }
+
+    /// Why the claim was refused, as the row stands when this runs: one read, by the database's
+    /// clock, with the claim's lease.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let _won = jobs::table.claim_row(1, lease).by(&Claim::new("worker-1")?).run::<Job>(conn)?;
+    /// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)?;
+    /// let Claimed::Refused(refused) = outcome else { panic!("the lease is fresh") };
+    /// let Refusal::Held(holder) = refused.why().run(conn)? else { panic!("held") };
+    /// assert_eq!(holder.owner, "worker-1");
+    /// assert!(holder.frees_in <= lease.as_duration());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn why(&self) -> Why<T> {
+        Why {
+            table: self.table,
+            key: self.key.clone(),
+            lease: self.lease,
+        }
+    }
+}
+
+/// The read behind [`Refused::why`]: who holds the row now, if anyone.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+/// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
+/// let why: diesel_lease::Why<jobs::table> = refused.why();
+/// assert_eq!(why.run(conn)?, Refusal::NoSuchRow);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a read does nothing until it is run"]
+pub struct Why<T: ClaimLease> {
+    table: T,
+    key: T::Key,
+    lease: Lease,
+}
+
+/// The read of a row's holder by its key.
+type WhyRead<T> = SelectWhere<
+    T,
+    Holder<T>,
+    <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
+    NoLock,
+>;
+
+impl<T: ClaimLease> LeaseStatement<Refusal> for Why<T> {
+    type Output = Refusal;
+}
+
+impl<'q, T, C> LeaseQuery<'q, C, Refusal> for Why<T>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    C: Connection,
+    C::Backend: LeaseBackend,
+    WhyRead<T>: LoadQuery<'q, C, Refusal>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<Refusal, Error> {
+        let key_is = self.table.primary_key().eq_all(self.key);
+        let read: WhyRead<T> = SelectWhere::new(self.table, holder(self.table, self.lease), key_is);
+        Ok(read_optional(read, conn)?.unwrap_or(Refusal::NoSuchRow))
+    }
+}
+
+crate::query::runs_with_run!(Why<T>);
+
+/// Why a claim was refused.
+///
+/// ```
+/// use diesel_lease::Refusal;
+///
+/// assert_eq!(Refusal::NoSuchRow.to_string(), "no such row");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// No row has the key.
+    NoSuchRow,
+    /// Another claim holds the row, within its lease.
+    Held(LeaseHolder),
+    /// The row is not held, or its lease ran out, but the caller's filter does not take it
+    /// (its status, say), or it changed hands again since the claim.
+    NotClaimable,
+}
+
+/// Whether the lease is fresh is the database's answer, by the same predicate the claim used, so
+/// the two never disagree at the boundary: a lease exactly as old as its length is fresh to both.
+impl<DB: Backend> Queryable<HolderSqlType, DB> for Refusal
+where
+    (
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+        Option<bool>,
+        i64,
+    ): deserialize::FromStaticSqlRow<HolderSqlType, DB>,
+{
+    type Row = (
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+        Option<bool>,
+        i64,
+    );
+
+    fn build((owner, token, micros, fresh, lease): Self::Row) -> deserialize::Result<Self> {
+        Ok(match (owner, token, micros, fresh) {
+            (Some(owner), Some(token), Some(micros), Some(true)) => {
+                let age = Duration::from_micros(micros.max(0).unsigned_abs());
+                let lease = Duration::from_micros(lease.max(0).unsigned_abs());
+                Refusal::Held(LeaseHolder {
+                    owner,
+                    token,
+                    age,
+                    frees_in: lease.saturating_sub(age),
+                })
+            }
+            _ => Refusal::NotClaimable,
+        })
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NoSuchRow => f.write_str("no such row"),
+            Refusal::Held(holder) => write!(f, "held: {holder}"),
+            Refusal::NotClaimable => f.write_str("not claimable by this claim's filter"),
+        }
+    }
+}
+
+/// Who holds a row, and for how long yet, by the database's clock.
+///
+/// ```
+/// use std::time::Duration;
+/// use diesel_lease::LeaseHolder;
+///
+/// let holder = LeaseHolder {
+///     owner: "worker-1".into(),
+///     token: "t1".into(),
+///     age: Duration::from_secs(10),
+///     frees_in: Duration::from_secs(20),
+/// };
+/// assert_eq!(holder.to_string(), "worker-1 (claim t1) for 10s, frees in 20s");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// Who holds the row.
+    pub owner: String,
+    /// The holding claim's token.
+    pub token: String,
+    /// How long ago the row was claimed or last renewed.
+    pub age: Duration,
+    /// How long until the lease runs out, unless it is renewed.
+    pub frees_in: Duration,
+}
+
+impl fmt::Display for LeaseHolder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (claim {}) for {:?}, frees in {:?}",
+            self.owner, self.token, self.age, self.frees_in
+        )
+    }
+}

@@ -1,0 +1,39 @@
+//! PostgreSQL's clock, `statement_timestamp()`, and its lists of row values.
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::sql_types::BigInt;
+use diesel::QueryResult;
+
+use crate::backend::LeaseBackend;
+
+impl LeaseBackend for Pg {
+    const ROW_LIST_OPEN: &'static str = "(VALUES ";
+
+    fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        out.push_sql("statement_timestamp()");
+        Ok(())
+    }
+
+    fn walk_ago<'b>(micros: &'b i64, mut out: AstPass<'_, 'b, Self>) -> QueryResult<()> {
+        out.push_sql("(statement_timestamp() - ");
+        out.push_bind_param::<BigInt, _>(micros)?;
+        out.push_sql(" * INTERVAL '1 microsecond')");
+        Ok(())
+    }
+
+    fn walk_micros_since<'b, T: QueryFragment<Self>>(
+        timestamp: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("CAST(EXTRACT(EPOCH FROM (statement_timestamp() - ");
+        timestamp.walk_ast(out.reborrow())?;
+        out.push_sql(")) * 1000000 AS BIGINT)");
+        Ok(())
+    }
+
+    fn walk_clock_micros(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
+        // EXTRACT(EPOCH ..) of a timestamptz counts from 1970 UTC, whatever the session's zone.
+        out.push_sql("CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000000 AS BIGINT)");
+        Ok(())
+    }
+}

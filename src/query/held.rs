@@ -1,0 +1,515 @@
+//! The writes of a holder: renewing, writing to and releasing the rows its claim holds, each in
+//! one statement guarded by the claim's token, which says which rows it changed.
+use std::marker::PhantomData;
+
+use diesel::connection::Connection;
+use diesel::expression_methods::EqAll;
+use diesel::query_builder::AsChangeset;
+use diesel::Table;
+
+use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
+use crate::query::{LeaseQuery, LeaseStatement};
+use crate::sql::{
+    And, ForUpdate, KeysIn, KeysOf, NoChanges, NoLock, NoReturning, PrimaryKeyAccess, SelectWhere,
+    Update, Where,
+};
+use crate::table::token_is;
+use crate::{Claim, ClaimLease, Error, Released, Renewed, RenewedAgo, TokenIs};
+
+/// Rows of `T` that a claim holds, named by their keys: the rows a holder renews, writes to and
+/// releases. A [`Won`](crate::Won) or a [`Batch`](crate::Batch) gives its own; a claim known by
+/// its token alone (another process's, an operator's) names them with
+/// [`LeaseDsl::held_rows`](crate::LeaseDsl::held_rows).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("worker-1")?;
+/// let _batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&worker).returning(jobs::id).run::<i64>(conn)?;
+/// // Later, knowing only the claim and the keys:
+/// let finished = jobs::table.held_rows(&worker, vec![1, 2]).release().set(jobs::status.eq("done")).run(conn)?;
+/// assert_eq!(finished, [1], "job 2 does not exist, so it is not held");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldRows<T: ClaimLease> {
+    table: T,
+    claim: Claim,
+    keys: Vec<T::Key>,
+}
+
+impl<T: ClaimLease> HeldRows<T> {
+    pub(crate) fn new(table: T, claim: Claim, keys: Vec<T::Key>) -> Self {
+        Self { table, claim, keys }
+    }
+
+    /// The table.
+    pub(crate) fn table(&self) -> T {
+        self.table
+    }
+
+    /// The claim that holds the rows.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// let worker = Claim::new("worker-1")?;
+    /// assert_eq!(jobs::table.held_rows(&worker, vec![1]).claim(), &worker);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn claim(&self) -> &Claim {
+        &self.claim
+    }
+
+    /// The keys of the rows.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// assert_eq!(jobs::table.held_rows(&Claim::new("w")?, vec![1, 2]).keys(), [1, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn keys(&self) -> &[T::Key] {
+        &self.keys
+    }
+
+    /// The renewal of the rows the claim still holds: their lease starts again, by the database's
+    /// clock. Run it for the keys of the rows renewed; a row missing from them was taken over.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// assert!(jobs::table.held_rows(&Claim::new("w")?, vec![1]).renew().run(conn)?.is_empty(), "job 1 is not held");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Many> {
+        self.guarded(Renewal)
+    }
+
+    /// The holder's own write to the rows the claim still holds: add the changes with `.set(..)`.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let written = jobs::table.held_rows(&Claim::new("w")?, vec![1]).update().set(jobs::status.eq("done")).run(conn)?;
+    /// assert!(written.is_empty(), "a claim that holds nothing writes nothing");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn update(&self) -> IncompleteWrite<T, Many> {
+        IncompleteWrite {
+            held: self.clone(),
+            answer: PhantomData,
+        }
+    }
+
+    /// The release of the rows the claim still holds: owner, token and `claimed_at` set to
+    /// `NULL`, with the caller's `.set(..)` in the same statement (a final status, a result).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let released = jobs::table.held_rows(&Claim::new("w")?, vec![1]).release().set(jobs::status.eq("done")).run(conn)?;
+    /// assert!(released.is_empty(), "a claim that holds nothing changes nothing");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, Many> {
+        self.guarded(Release)
+    }
+
+    pub(crate) fn guarded<Kind>(&self, kind: Kind) -> Guarded<T, Kind, NoChanges<T>, Many> {
+        Guarded {
+            held: self.clone(),
+            kind,
+            changes: NoChanges::default(),
+            answer: PhantomData,
+        }
+    }
+}
+
+/// A write to rows a claim holds, guarded by its token: [`Renewal`], [`Release`] or [`Write`],
+/// with the caller's own changes; run it for what it changed ([`Many`]: the keys of the rows;
+/// [`One`]: whether the one row was still held).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("w")?;
+/// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?.won().expect("free");
+/// // A renewal that also records progress, in one statement.
+/// assert!(won.renew().set(jobs::status.eq("half way")).run(conn)?);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a write does nothing until it is run"]
+pub struct Guarded<T: ClaimLease, Kind, Changes, A> {
+    held: HeldRows<T>,
+    kind: Kind,
+    changes: Changes,
+    answer: PhantomData<A>,
+}
+
+impl<T: ClaimLease, Kind, A> Guarded<T, Kind, NoChanges<T>, A> {
+    /// The caller's own changes, in the same statement as the lease's. They read each row as it
+    /// was before the write, on every backend.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("free");
+    /// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set<Changes: AsChangeset<Target = T>>(
+        self,
+        changes: Changes,
+    ) -> Guarded<T, Kind, Changes, A> {
+        Guarded {
+            held: self.held,
+            kind: self.kind,
+            changes,
+            answer: PhantomData,
+        }
+    }
+}
+
+impl<T: ClaimLease, Kind, Changes> Guarded<T, Kind, Changes, Many> {
+    /// The same write, answering for its one row.
+    pub(crate) fn answering_one(self) -> Guarded<T, Kind, Changes, One> {
+        Guarded {
+            held: self.held,
+            kind: self.kind,
+            changes: self.changes,
+            answer: PhantomData,
+        }
+    }
+}
+
+/// A holder's write waiting for its changes: [`set`](Self::set) gives them.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// let write = jobs::table.held_rows(&Claim::new("w")?, vec![1]).update();
+/// let _ready = write.set(jobs::status.eq("running"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a write does nothing until it is given its changes and run"]
+pub struct IncompleteWrite<T: ClaimLease, A> {
+    held: HeldRows<T>,
+    answer: PhantomData<A>,
+}
+
+impl<T: ClaimLease, A> IncompleteWrite<T, A> {
+    /// The changes: anything `diesel::update(..).set(..)` takes, on the table's other columns.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("free");
+    /// assert!(won.update().set(jobs::status.eq("running")).run(conn)?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set<Changes: AsChangeset<Target = T>>(
+        self,
+        changes: Changes,
+    ) -> Guarded<T, Write, Changes, A> {
+        Guarded {
+            held: self.held,
+            kind: Write,
+            changes,
+            answer: PhantomData,
+        }
+    }
+}
+
+impl<T: ClaimLease> IncompleteWrite<T, Many> {
+    /// The same write, answering for its one row.
+    pub(crate) fn answering_one(self) -> IncompleteWrite<T, One> {
+        IncompleteWrite {
+            held: self.held,
+            answer: PhantomData,
+        }
+    }
+}
+
+/// What a guarded write does to the lease columns, beside the caller's changes.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel_lease::{Release, Renewal, Write, WriteKind};
+///
+/// fn keeps_the_token<K: WriteKind<jobs::table>>() -> bool {
+///     K::KEEPS_TOKEN
+/// }
+/// # fn main() {
+/// assert!(keeps_the_token::<Renewal>() && keeps_the_token::<Write>() && !keeps_the_token::<Release>());
+/// # }
+/// ```
+pub trait WriteKind<T: ClaimLease> {
+    /// The lease columns' changes.
+    type Changes: AsChangeset<Target = T>;
+    /// Whether the rows keep their claim's token after the write.
+    const KEEPS_TOKEN: bool;
+
+    /// The lease columns' changes on `table`.
+    fn changes(&self, table: T) -> Self::Changes;
+
+    /// Tells operators that the write changed `rows` rows held by `claim` (the `tracing`
+    /// feature's events).
+    fn tell(claim: &Claim, rows: usize);
+}
+
+/// A renewal: `claimed_at` set to the database's now.
+///
+/// ```
+/// let _renewal = diesel_lease::Renewal;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Renewal;
+
+/// A release: owner, token and `claimed_at` set to `NULL`.
+///
+/// ```
+/// let _release = diesel_lease::Release;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Release;
+
+/// A holder's write: the lease columns left as they are.
+///
+/// ```
+/// let _write = diesel_lease::Write;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Write;
+
+/// A renewal dated by the database's clock: `claimed_at` set to now less some microseconds,
+/// which may be negative (a time to come). What a [`Keeper`](crate::Keeper)'s release before its
+/// shortest hold has passed writes: the rows stay their claim's, and outlive the lease just when
+/// the hold ends.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// fn keeps_the_token<K: diesel_lease::WriteKind<jobs::table>>() -> bool {
+///     K::KEEPS_TOKEN
+/// }
+/// # fn main() {
+/// assert!(keeps_the_token::<diesel_lease::DatedRenewal>());
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct DatedRenewal(i64);
+
+impl DatedRenewal {
+    /// Dated `micros` microseconds before the database's now.
+    pub(crate) fn new(micros: i64) -> Self {
+        Self(micros)
+    }
+}
+
+impl<T: ClaimLease> WriteKind<T> for Renewal {
+    type Changes = Renewed<T>;
+    const KEEPS_TOKEN: bool = true;
+
+    fn changes(&self, table: T) -> Renewed<T> {
+        table.renewed()
+    }
+
+    fn tell(claim: &Claim, rows: usize) {
+        crate::events::emit_renewed::<T>(claim, rows);
+    }
+}
+
+impl<T: ClaimLease> WriteKind<T> for Release {
+    type Changes = Released<T>;
+    const KEEPS_TOKEN: bool = false;
+
+    fn changes(&self, table: T) -> Released<T> {
+        table.released()
+    }
+
+    fn tell(claim: &Claim, rows: usize) {
+        crate::events::emit_released::<T>(claim, rows);
+    }
+}
+
+impl<T: ClaimLease> WriteKind<T> for Write {
+    type Changes = NoChanges<T>;
+    const KEEPS_TOKEN: bool = true;
+
+    fn changes(&self, _: T) -> NoChanges<T> {
+        NoChanges::default()
+    }
+
+    fn tell(_: &Claim, _: usize) {}
+}
+
+impl<T: ClaimLease> WriteKind<T> for DatedRenewal {
+    type Changes = RenewedAgo<T>;
+    const KEEPS_TOKEN: bool = true;
+
+    fn changes(&self, _: T) -> RenewedAgo<T> {
+        use diesel::ExpressionMethods;
+        T::ClaimedAt::default().eq(crate::sql::Ago::micros(self.0))
+    }
+
+    fn tell(claim: &Claim, rows: usize) {
+        crate::events::emit_released::<T>(claim, rows);
+    }
+}
+
+/// What a guarded write answers: [`Many`], the keys of the rows it changed; [`One`], whether
+/// its one row was still held.
+///
+/// ```
+/// use diesel_lease::{Answer, Many, One};
+///
+/// assert_eq!(<Many as Answer<i64>>::answer(vec![7]), [7]);
+/// assert!(<One as Answer<i64>>::answer(vec![7]));
+/// ```
+pub trait Answer<K> {
+    /// The answer.
+    type Output;
+
+    /// The answer, from the keys of the rows changed.
+    fn answer(changed: Vec<K>) -> Self::Output;
+}
+
+/// The keys of the rows a write changed.
+///
+/// ```
+/// let _keys = diesel_lease::Many;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Many;
+
+/// Whether the one row a write names was still held, and so changed.
+///
+/// ```
+/// let _whether = diesel_lease::One;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct One;
+
+impl<K> Answer<K> for Many {
+    type Output = Vec<K>;
+
+    fn answer(changed: Vec<K>) -> Vec<K> {
+        changed
+    }
+}
+
+impl<K> Answer<K> for One {
+    type Output = bool;
+
+    fn answer(changed: Vec<K>) -> bool {
+        !changed.is_empty()
+    }
+}
+
+/// The rows named that the claim still holds.
+type Guard<T> = And<KeysOf<T>, TokenIs<T>>;
+
+/// The plan of a guarded write with the lease columns' `LeaseChanges` and the caller's `Changes`.
+pub(crate) type GuardedPlan<T, Changes, LeaseChanges> = HeldWrite<
+    Update<T, Where<Guard<T>>, (Changes, LeaseChanges), NoReturning, PrimaryKeyAccess>,
+    <T as Table>::PrimaryKey,
+    SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, ForUpdate>,
+    SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, NoLock>,
+    <T as ClaimLease>::Key,
+>;
+
+impl<T, Kind, Changes, A> LeaseStatement<T::Key> for Guarded<T, Kind, Changes, A>
+where
+    T: ClaimLease,
+    A: Answer<T::Key>,
+{
+    type Output = A::Output;
+}
+
+impl<'q, T, Kind, Changes, A, C> LeaseQuery<'q, C, T::Key> for Guarded<T, Kind, Changes, A>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    Kind: WriteKind<T>,
+    Changes: AsChangeset<Target = T>,
+    A: Answer<T::Key>,
+    C: Connection,
+    C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<A::Output, Error> {
+        let Guarded {
+            held,
+            kind,
+            changes,
+            ..
+        } = self;
+        let changed = if held.keys.is_empty() {
+            Vec::new()
+        } else {
+            let table = held.table;
+            let guard = || {
+                And::new(
+                    KeysIn::of(table, held.keys.clone()),
+                    token_is::<T>(&held.claim),
+                )
+            };
+            let only = match held.keys.as_slice() {
+                [key] => Some(key.clone()),
+                _ => None,
+            };
+            let plan: GuardedPlan<T, Changes, Kind::Changes> = HeldWrite {
+                statement: Update::by_keys(
+                    table,
+                    Where::new(guard()),
+                    (changes, kind.changes(table)),
+                ),
+                returned: table.primary_key(),
+                locking: SelectWhere::new(table, table.primary_key(), guard()),
+                read_back: SelectWhere::new(table, table.primary_key(), guard()),
+                keeps_token: Kind::KEEPS_TOKEN,
+                only,
+            };
+            C::Backend::write_held(plan, conn)?
+        };
+        Kind::tell(&held.claim, changed.len());
+        Ok(A::answer(changed))
+    }
+}
+
+impl<T: ClaimLease, Kind, Changes, A, C> crate::RunLeaseDsl<C> for Guarded<T, Kind, Changes, A> {}

@@ -1,0 +1,22 @@
+//! The statements diesel-lease builds, and the one verb that runs them.
+mod claim_batch;
+mod claim_row;
+mod claimant;
+mod held;
+mod holders;
+mod query_dsl;
+mod reap;
+mod run;
+
+pub use claim_batch::ClaimBatch;
+pub use claim_row::ClaimRow;
+pub use claimant::{Claimant, NoClaimant};
+pub use held::{
+    Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal, Write,
+    WriteKind,
+};
+pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
+pub use query_dsl::LeaseDsl;
+pub use reap::Reap;
+pub(crate) use run::runs_with_run;
+pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};

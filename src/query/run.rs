@@ -1,0 +1,90 @@
+//! How every statement diesel-lease builds is run: `.run(conn)`, bounded by [`LeaseQuery`].
+use crate::Error;
+
+/// A statement diesel-lease builds that can run on connection `C`, giving back rows as `U`
+/// (chosen by the caller, like Diesel's `load::<U>`, where the statement gives back rows of the
+/// caller's choosing). It is the one bound code generic over the connection writes, as Diesel's
+/// `LoadQuery` is for a query:
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::{dsl, LeaseQuery};
+///
+/// /// Claims job `id` for `worker`, on any connection whose backend can run the claim.
+/// fn claim_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<Option<Job>, diesel_lease::Error>
+/// where
+///     dsl::By<dsl::ClaimRow<jobs::table>>: for<'q> LeaseQuery<'q, C, Job>,
+/// {
+///     let outcome = jobs::table.claim_row(id, Lease::from_secs(30)?).by(worker).run(conn)?;
+///     Ok(outcome.won().map(|won| won.into_row()))
+/// }
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let job = claim_job(conn, 1, &Claim::new("worker-1")?)?;
+/// assert_eq!(job.map(|job| job.status).as_deref(), Some("queued"));
+/// # Ok(())
+/// # }
+/// ```
+pub trait LeaseQuery<'q, C, U>: LeaseStatement<U> {
+    /// Runs the statement; see [`RunLeaseDsl::run`].
+    fn run_lease(self, conn: &mut C) -> Result<Self::Output, Error>;
+}
+
+/// What a statement of diesel-lease's gives back when it runs with rows `U`, whatever the
+/// connection: [`Claimed`](crate::Claimed) for a claim of one row, [`Batch`](crate::Batch) for a
+/// batch, the keys changed for a reap or a release of several rows, whether it still held the
+/// row for a holder's write to one row.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel_lease::{dsl, Claimed, LeaseStatement};
+///
+/// fn outcome<Q: LeaseStatement<Job, Output = Claimed<Job, jobs::table>>>() {}
+/// # fn main() {
+/// outcome::<dsl::By<dsl::ClaimRow<jobs::table>>>();
+/// # }
+/// ```
+pub trait LeaseStatement<U> {
+    /// What running the statement gives back.
+    type Output;
+}
+
+/// The one verb that finishes every statement diesel-lease builds: `.run(conn)`, with the row
+/// type first where the caller chooses it (`.run::<Job>(conn)`), as Diesel's `load::<Job>`.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("worker-1")?;
+/// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
+/// let won = outcome.won().expect("job 1 is free");
+/// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
+/// # Ok(())
+/// # }
+/// ```
+pub trait RunLeaseDsl<C>: Sized {
+    /// Runs the statement on `conn`. Invalid input was refused when the statement was built or
+    /// is refused here, before anything is sent; a database error is an [`Error`], never a
+    /// panic.
+    fn run<'q, U>(self, conn: &mut C) -> Result<<Self as LeaseStatement<U>>::Output, Error>
+    where
+        Self: LeaseQuery<'q, C, U>,
+    {
+        self.run_lease(conn)
+    }
+}
+
+/// Gives the library's statement types their `.run(conn)`.
+macro_rules! runs_with_run {
+    ($($statement:ident<$($param:ident),+>),+ $(,)?) => {$(
+        impl<$($param,)+ C> $crate::RunLeaseDsl<C> for $statement<$($param),+> where T: $crate::ClaimLease {}
+    )+};
+}
+pub(crate) use runs_with_run;

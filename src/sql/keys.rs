@@ -1,0 +1,307 @@
+//! Whether a row is among a list of keys, or of (key, token) pairs: for any primary key, composite
+//! keys included, in SQL whose text is fixed by the list's padded length.
+use diesel::expression::{is_aggregate, AppearsOnTable, Expression, ValidGrouping};
+use diesel::expression_methods::EqAll;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{Bool, Text};
+use diesel::{QueryResult, Table};
+
+use crate::backend::LeaseBackend;
+use crate::table::{walk_key_and_token, TokenOf};
+use crate::{BindKey, ClaimLease, KeyType};
+
+/// The rows of a table whose primary key is among `keys`. One key is written as Diesel writes a
+/// key's equality (`a = ? AND b = ?`: the plainest plan on every server, where MariaDB scans the
+/// whole index for a row-value list of one); several as `key IN (?, ..)`, or
+/// `(a, b) IN ((?, ?), ..)` for a composite key, padded to a power of two by repeating the last
+/// (the same rows) so that the SQL comes in a few fixed lengths, in lists of at most 512 joined
+/// by `OR`; none as `1 = 0`.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// use diesel_lease::sql::{KeysIn, NoLock, SelectWhere};
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let jobs_1_and_2 = KeysIn::of(jobs::table, vec![1, 2]);
+/// let found: Vec<i64> = SelectWhere::<_, _, _, NoLock>::new(jobs::table, jobs::id, jobs_1_and_2).load(conn)?;
+/// assert_eq!(found, [1]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct KeysIn<Key, One, ST: KeyType> {
+    columns: Key,
+    only: Option<One>,
+    keys: Vec<ST::Value>,
+}
+
+/// The [`KeysIn`] of table `T`.
+pub type KeysOf<T> = KeysIn<
+    <T as Table>::PrimaryKey,
+    <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
+    <T as ClaimLease>::KeySqlType,
+>;
+
+impl<Key, One, ST: KeyType> KeysIn<Key, One, ST> {
+    /// The rows of `table` whose primary key is among `keys`.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # fn main() {
+    /// let _job_7 = diesel_lease::sql::KeysIn::of(jobs::table, vec![7]);
+    /// # }
+    /// ```
+    pub fn of<T>(table: T, keys: Vec<T::Key>) -> KeysOf<T>
+    where
+        T: ClaimLease<PrimaryKey = Key, KeySqlType = ST>,
+        ST: KeyType<Value = T::Key>,
+        Key: EqAll<T::Key, Output = One>,
+    {
+        let only = match keys.as_slice() {
+            [key] => Some(table.primary_key().eq_all(key.clone())),
+            _ => None,
+        };
+        KeysIn {
+            columns: table.primary_key(),
+            only,
+            keys,
+        }
+    }
+}
+
+impl<Key, One, ST: KeyType> Expression for KeysIn<Key, One, ST> {
+    type SqlType = Bool;
+}
+
+impl<Key: AppearsOnTable<QS>, One, ST: KeyType, QS> AppearsOnTable<QS> for KeysIn<Key, One, ST> {}
+
+impl<Key, One, ST: KeyType, GroupBy> ValidGrouping<GroupBy> for KeysIn<Key, One, ST> {
+    type IsAggregate = is_aggregate::Never;
+}
+
+/// Cached by its SQL text, which the padded length of its list fixes.
+impl<Key, One, ST: KeyType> QueryId for KeysIn<Key, One, ST> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Key, One, ST, DB> QueryFragment<DB> for KeysIn<Key, One, ST>
+where
+    DB: LeaseBackend,
+    Key: QueryFragment<DB>,
+    One: QueryFragment<DB>,
+    ST: BindKey<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        if let Some(only) = &self.only {
+            out.push_sql("(");
+            only.walk_ast(out.reborrow())?;
+            out.push_sql(")");
+            return Ok(());
+        }
+        walk_lists(&self.keys, out, |keys, mut out| {
+            let composite = ST::COLUMNS > 1;
+            out.push_sql("(");
+            self.columns.walk_ast(out.reborrow())?;
+            out.push_sql(") IN ");
+            out.push_sql(if composite { DB::ROW_LIST_OPEN } else { "(" });
+            for (index, key) in keys.iter().enumerate() {
+                out.push_sql(match (index, composite) {
+                    (0, true) => "(",
+                    (_, true) => ", (",
+                    (0, false) => "",
+                    (_, false) => ", ",
+                });
+                ST::walk_values(key, out.reborrow())?;
+                if composite {
+                    out.push_sql(")");
+                }
+            }
+            out.push_sql(")");
+            Ok(())
+        })
+    }
+}
+
+/// The rows of a table named by (key, token) pairs: each row under the token of the claim that
+/// should hold it, so that one statement renews many claims' rows, each under its own token.
+/// Written as [`KeysIn`] is, with the token beside the key: `(a = ? AND token = ?)` for one
+/// pair, `(a, token) IN ((?, ?), ..)` for several.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # fn main() {
+/// let _held = diesel_lease::sql::PairsIn::of(jobs::table, vec![(1, "a-token".to_owned())]);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct PairsIn<Key, One, Token, ST: KeyType> {
+    columns: Key,
+    token: Token,
+    only: Option<One>,
+    pairs: Vec<(ST::Value, String)>,
+}
+
+/// The [`PairsIn`] of table `T`.
+pub type PairsOf<T> = PairsIn<
+    <T as Table>::PrimaryKey,
+    <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
+    TokenOf<T>,
+    <T as ClaimLease>::KeySqlType,
+>;
+
+impl<Key, One, Token, ST: KeyType> PairsIn<Key, One, Token, ST> {
+    /// The rows of `table` named by `pairs` of a key and the token that should hold it.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # fn main() {
+    /// let _none = diesel_lease::sql::PairsIn::of(jobs::table, Vec::new());
+    /// # }
+    /// ```
+    pub fn of<T>(table: T, pairs: Vec<(T::Key, String)>) -> PairsOf<T>
+    where
+        T: ClaimLease<PrimaryKey = Key, KeySqlType = ST, ClaimToken = Token>,
+        ST: KeyType<Value = T::Key>,
+        Token: Default,
+        Key: EqAll<T::Key, Output = One>,
+    {
+        let only = match pairs.as_slice() {
+            [(key, _)] => Some(table.primary_key().eq_all(key.clone())),
+            _ => None,
+        };
+        PairsIn {
+            columns: table.primary_key(),
+            token: Token::default(),
+            only,
+            pairs,
+        }
+    }
+}
+
+impl<Key, One, Token, ST: KeyType> Expression for PairsIn<Key, One, Token, ST> {
+    type SqlType = Bool;
+}
+
+impl<Key, One, Token, ST, QS> AppearsOnTable<QS> for PairsIn<Key, One, Token, ST>
+where
+    Key: AppearsOnTable<QS>,
+    Token: AppearsOnTable<QS>,
+    ST: KeyType,
+{
+}
+
+impl<Key, One, Token, ST: KeyType, GroupBy> ValidGrouping<GroupBy>
+    for PairsIn<Key, One, Token, ST>
+{
+    type IsAggregate = is_aggregate::Never;
+}
+
+/// Cached by its SQL text, which the padded length of its list fixes.
+impl<Key, One, Token, ST: KeyType> QueryId for PairsIn<Key, One, Token, ST> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Key, One, Token, ST, DB> QueryFragment<DB> for PairsIn<Key, One, Token, ST>
+where
+    DB: LeaseBackend,
+    Key: QueryFragment<DB>,
+    One: QueryFragment<DB>,
+    Token: QueryFragment<DB>,
+    ST: BindKey<DB>,
+    String: ToSql<Text, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        if let (Some(key_is), [(_, token)]) = (&self.only, self.pairs.as_slice()) {
+            out.push_sql("((");
+            key_is.walk_ast(out.reborrow())?;
+            out.push_sql(") AND (");
+            self.token.walk_ast(out.reborrow())?;
+            out.push_sql(" = ");
+            out.push_bind_param::<Text, String>(token)?;
+            out.push_sql("))");
+            return Ok(());
+        }
+        walk_lists(&self.pairs, out, |pairs, mut out| {
+            out.push_sql("(");
+            self.columns.walk_ast(out.reborrow())?;
+            out.push_sql(", ");
+            self.token.walk_ast(out.reborrow())?;
+            out.push_sql(") IN ");
+            out.push_sql(DB::ROW_LIST_OPEN);
+            for (index, (key, token)) in pairs.iter().enumerate() {
+                out.push_sql(if index > 0 { ", (" } else { "(" });
+                walk_key_and_token::<DB, ST>(key, token, out.reborrow())?;
+                out.push_sql(")");
+            }
+            out.push_sql(")");
+            Ok(())
+        })
+    }
+}
+
+/// Writes `list` for each of the padded lists of `values`, joined by `OR`, parenthesised; `1 = 0`
+/// for none.
+fn walk_lists<'b, V, DB: LeaseBackend>(
+    values: &'b [V],
+    mut out: AstPass<'_, 'b, DB>,
+    mut list: impl FnMut(&[&'b V], AstPass<'_, 'b, DB>) -> QueryResult<()>,
+) -> QueryResult<()> {
+    out.push_sql("(");
+    if values.is_empty() {
+        out.push_sql("1 = 0");
+    }
+    for (index, values) in padded_lists(values).enumerate() {
+        if index > 0 {
+            out.push_sql(" OR ");
+        }
+        list(&values, out.reborrow())?;
+    }
+    out.push_sql(")");
+    Ok(())
+}
+
+/// `values` padded to a power of two by repeating the last, in lists of at most
+/// [`MOST_VALUES_IN_ONE_LIST`].
+fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
+    let padded: Vec<&T> = values
+        .iter()
+        .chain(values.last().into_iter().cycle())
+        .take(values.len().next_power_of_two())
+        .collect();
+    let lists: Vec<Vec<&T>> = padded
+        .chunks(MOST_VALUES_IN_ONE_LIST)
+        .map(<[&T]>::to_vec)
+        .collect();
+    lists.into_iter()
+}
+
+/// MariaDB turns an `IN` list of 1,000 values or more into a join with a derived table
+/// (`in_predicate_conversion_threshold`), and a locking read then keeps every row it scanned
+/// locked until the commit, not only the rows it matched: concurrent claims would pass them by.
+/// Shorter lists, joined by `OR`, are evaluated row by row.
+const MOST_VALUES_IN_ONE_LIST: usize = 512;
+
+#[cfg(test)]
+mod tests {
+    use super::padded_lists;
+
+    #[test]
+    fn lists_are_padded_to_a_power_of_two_and_split_at_512() {
+        let lengths = |count: usize| -> Vec<usize> {
+            let values: Vec<usize> = (0..count).collect();
+            padded_lists(&values).map(|list| list.len()).collect()
+        };
+        assert_eq!(lengths(0), Vec::<usize>::new());
+        assert_eq!(lengths(3), [4]);
+        assert_eq!(lengths(512), [512]);
+        assert_eq!(lengths(513), [512, 512]);
+        let values = [1, 2, 3];
+        let padded: Vec<Vec<&i32>> = padded_lists(&values).collect();
+        assert_eq!(padded, [vec![&1, &2, &3, &3]], "padded with the last value");
+    }
+}

@@ -1,0 +1,213 @@
+//! `SELECT .. FROM .. WHERE ..`, with or without a row lock, over any table.
+use std::marker::PhantomData;
+
+use diesel::backend::Backend;
+use diesel::expression::Expression;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::{QueryResult, RunQueryDsl, Table};
+
+/// No row lock: a plain `SELECT`.
+///
+/// ```
+/// let _plain = diesel_lease::sql::NoLock;
+/// ```
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct NoLock;
+
+/// `FOR UPDATE`: the rows read stay locked until the transaction ends.
+///
+/// ```
+/// let _locking = diesel_lease::sql::ForUpdate;
+/// ```
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct ForUpdate;
+
+impl<DB: Backend> QueryFragment<DB> for NoLock {
+    fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        Ok(())
+    }
+}
+
+impl<DB: Backend> QueryFragment<DB> for ForUpdate {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(" FOR UPDATE");
+        Ok(())
+    }
+}
+
+/// `SELECT selection FROM table WHERE condition`: the reads the library makes of claimed rows
+/// (their read-back on MySQL/MariaDB, why a claim was refused, who holds what), without Diesel's
+/// query builder, whose bounds do not resolve over a generic table. Cached by its parts' types
+/// when each part's SQL is fixed by its type, else by its SQL text.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel::prelude::*;
+/// use diesel_lease::sql::{NoLock, SelectWhere};
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let read: SelectWhere<jobs::table, jobs::status, _, NoLock> = SelectWhere::new(jobs::table, jobs::status, jobs::id.eq(1));
+/// let status: String = read.get_result(conn)?;
+/// assert_eq!(status, "queued");
+/// # Ok(())
+/// # }
+/// ```
+pub struct SelectWhere<T: Table, Selection, Condition, Lock = NoLock> {
+    from_clause: T::FromClause,
+    selection: Selection,
+    condition: Condition,
+    lock: Lock,
+}
+
+impl<T: Table, Selection, Condition, Lock> std::fmt::Debug
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<Self>())
+    }
+}
+
+impl<T: Table, Selection, Condition, Lock: Default> SelectWhere<T, Selection, Condition, Lock> {
+    /// `SELECT selection FROM table WHERE condition`, with the lock `Lock`.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # fn main() {
+    /// let _read = diesel_lease::sql::SelectWhere::<_, _, _, diesel_lease::sql::ForUpdate>::new(jobs::table, jobs::id, jobs::status.eq("queued"));
+    /// # }
+    /// ```
+    pub fn new(table: T, selection: Selection, condition: Condition) -> Self {
+        Self {
+            from_clause: table.from_clause(),
+            selection,
+            condition,
+            lock: Lock::default(),
+        }
+    }
+}
+
+impl<T, Selection, Condition, Lock, DB> QueryFragment<DB>
+    for SelectWhere<T, Selection, Condition, Lock>
+where
+    DB: Backend,
+    T: Table,
+    T::FromClause: QueryFragment<DB>,
+    Selection: QueryFragment<DB>,
+    Condition: QueryFragment<DB>,
+    Lock: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("SELECT ");
+        self.selection.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM ");
+        self.from_clause.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.condition.walk_ast(out.reborrow())?;
+        self.lock.walk_ast(out.reborrow())
+    }
+}
+
+/// What a [`SelectWhere`] is cached by: its parts' types.
+#[derive(Debug)]
+pub struct SelectWhereId<T, Selection, Condition, Lock>(
+    PhantomData<(T, Selection, Condition, Lock)>,
+);
+
+impl<T, Selection, Condition, Lock> QueryId for SelectWhere<T, Selection, Condition, Lock>
+where
+    T: Table + QueryId,
+    Selection: QueryId,
+    Condition: QueryId,
+    Lock: QueryId,
+{
+    type QueryId = SelectWhereId<T::QueryId, Selection::QueryId, Condition::QueryId, Lock::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = T::HAS_STATIC_QUERY_ID
+        && Selection::HAS_STATIC_QUERY_ID
+        && Condition::HAS_STATIC_QUERY_ID
+        && Lock::HAS_STATIC_QUERY_ID;
+}
+
+impl<T: Table, Selection: Expression, Condition, Lock> Query
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+    type SqlType = Selection::SqlType;
+}
+
+impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
+    for SelectWhere<T, Selection, Condition, Lock>
+{
+}
+
+/// `SELECT owner, COUNT(*) FROM table WHERE token IS NOT NULL GROUP BY owner ORDER BY owner`:
+/// the read behind [`LeaseDsl::held_per_owner`](crate::LeaseDsl::held_per_owner).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # fn main() {
+/// let _read = diesel_lease::sql::CountPerOwner::new(jobs::table);
+/// # }
+/// ```
+pub struct CountPerOwner<T: Table> {
+    from_clause: T::FromClause,
+}
+
+impl<T: Table> std::fmt::Debug for CountPerOwner<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<Self>())
+    }
+}
+
+impl<T: Table> CountPerOwner<T> {
+    /// The read of `table`.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # fn main() {
+    /// let _read = diesel_lease::sql::CountPerOwner::new(jobs::table);
+    /// # }
+    /// ```
+    pub fn new(table: T) -> Self {
+        Self {
+            from_clause: table.from_clause(),
+        }
+    }
+}
+
+impl<T, DB> QueryFragment<DB> for CountPerOwner<T>
+where
+    DB: Backend,
+    T: crate::ClaimLease,
+    T::FromClause: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        use diesel::Column;
+        let owner = <crate::table::OwnerOf<T> as Column>::NAME;
+        out.push_sql("SELECT ");
+        out.push_identifier(owner)?;
+        out.push_sql(", COUNT(*) FROM ");
+        self.from_clause.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        out.push_identifier(<crate::table::TokenOf<T> as Column>::NAME)?;
+        out.push_sql(" IS NOT NULL GROUP BY ");
+        out.push_identifier(owner)?;
+        out.push_sql(" ORDER BY ");
+        out.push_identifier(owner)
+    }
+}
+
+/// Cached by its table: its SQL is fixed by the table's type.
+impl<T: Table + QueryId + 'static> QueryId for CountPerOwner<T> {
+    type QueryId = Self;
+    const HAS_STATIC_QUERY_ID: bool = T::HAS_STATIC_QUERY_ID;
+}
+
+impl<T: Table> Query for CountPerOwner<T> {
+    type SqlType = (
+        diesel::sql_types::Nullable<diesel::sql_types::Text>,
+        diesel::sql_types::BigInt,
+    );
+}
+
+impl<T: Table, C> RunQueryDsl<C> for CountPerOwner<T> {}

@@ -1,0 +1,384 @@
+//! What every integration test shares: which backends are configured, the test tables, the race
+//! harness and the bounded wait.
+#![allow(dead_code, unreachable_pub, unused_macros)]
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use diesel::r2d2::{
+    ConnectionManager, CustomizeConnection, Pool, PooledConnection, R2D2Connection,
+};
+use diesel::RunQueryDsl;
+
+pub mod barrier;
+
+/// The scenarios of a test binary, once per backend: `all` in a module of each backend whose
+/// feature is on, with `backend` naming its support module; `postgres`, `mysql` and `sqlite`
+/// beside them in that backend's module alone. A server backend whose URL was not set when the
+/// tests were built (build.rs) has, instead of its scenarios, one test reported as ignored with
+/// the reason; the binary's `every_backend_that_ci_requires_is_configured` fails the run when
+/// `LEASE_TEST_REQUIRE_ALL_BACKENDS` is set.
+macro_rules! on_every_backend {
+    (
+        all: { $($all:tt)* }
+        $(postgres: { $($postgres:tt)* })?
+        $(mysql: { $($mysql:tt)* })?
+        $(sqlite: { $($sqlite:tt)* })?
+    ) => {
+        #[test]
+        fn every_backend_that_ci_requires_is_configured() {
+            crate::common::assert_configured(&[
+                (cfg!(feature = "postgres"), cfg!(lease_test_postgres), "PG_DATABASE_URL"),
+                (cfg!(feature = "mysql"), cfg!(lease_test_mysql), "MYSQL_DATABASE_URL"),
+            ]);
+        }
+
+        #[cfg(all(feature = "postgres", lease_test_postgres))]
+        mod postgres {
+            use crate::common::postgres as backend;
+            $($all)*
+            $($($postgres)*)?
+        }
+
+        #[cfg(all(feature = "postgres", not(lease_test_postgres)))]
+        mod postgres {
+            #[test]
+            #[ignore = "PG_DATABASE_URL is not set"]
+            fn not_configured() {}
+        }
+
+        #[cfg(all(feature = "mysql", lease_test_mysql))]
+        mod mysql {
+            use crate::common::mysql as backend;
+            $($all)*
+            $($($mysql)*)?
+        }
+
+        #[cfg(all(feature = "mysql", not(lease_test_mysql)))]
+        mod mysql {
+            #[test]
+            #[ignore = "MYSQL_DATABASE_URL is not set"]
+            fn not_configured() {}
+        }
+
+        #[cfg(feature = "sqlite")]
+        mod sqlite {
+            use crate::common::sqlite as backend;
+            $($all)*
+            $($($sqlite)*)?
+        }
+    };
+}
+
+/// The support module of a server backend: its URL from `$variable`, the shared pool with the
+/// test tables, pools and connections of their own, and a session in a far time zone; every
+/// connection set up by `$customizer` (an `Option` of a boxed `CustomizeConnection`), if any.
+macro_rules! server_backend {
+    ($conn:ty, $name:literal, $variable:literal, $ddl:expr, $far_time_zone:literal) => {
+        server_backend!($conn, $name, $variable, $ddl, $far_time_zone, None);
+    };
+    ($conn:ty, $name:literal, $variable:literal, $ddl:expr, $far_time_zone:literal, $customizer:expr) => {
+        use std::sync::OnceLock;
+
+        use diesel::prelude::*;
+        use diesel::r2d2::{ConnectionManager, Pool};
+
+        pub type Conn = $conn;
+
+        /// Starts a transaction that will write.
+        pub const BEGIN_WRITE: &str = "BEGIN";
+
+        /// The server's URL.
+        pub fn url() -> &'static str {
+            static URL: OnceLock<String> = OnceLock::new();
+            URL.get_or_init(|| super::server_url($name, $variable))
+        }
+
+        fn customizer() -> super::Customizer<Conn> {
+            $customizer
+        }
+
+        /// The shared pool, with the test tables made anew.
+        pub fn pool() -> Pool<ConnectionManager<Conn>> {
+            static POOL: OnceLock<Pool<ConnectionManager<Conn>>> = OnceLock::new();
+            POOL.get_or_init(|| super::shared_pool(url(), customizer(), $ddl))
+                .clone()
+        }
+
+        /// A pool of its own with `size` connections.
+        pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
+            pool();
+            super::build_pool(url(), size, customizer())
+        }
+
+        /// A connection of its own, outside any pool (for session settings that must not leak).
+        pub fn connect() -> Conn {
+            pool();
+            let mut conn = Conn::establish(url()).expect("a connection");
+            if let Some(customizer) = customizer() {
+                customizer
+                    .on_acquire(&mut conn)
+                    .expect("the connection set up");
+            }
+            conn
+        }
+
+        /// A connection whose session time zone is far from UTC, at an odd offset.
+        pub fn connect_in_far_time_zone() -> Conn {
+            let mut conn = connect();
+            diesel::sql_query($far_time_zone)
+                .execute(&mut conn)
+                .expect("a far time zone");
+            conn
+        }
+    };
+}
+
+/// A table whose `claimed_at` has the backend's own timestamp type rather than `UtcTimestamp`.
+macro_rules! native_jobs {
+    ($timestamp:ident, $ddl:literal) => {
+        pub mod native {
+            diesel::table! {
+                use diesel::sql_types::*;
+
+                native_jobs (id) {
+                    id -> Text,
+                    owner -> Nullable<Text>,
+                    claim_token -> Nullable<Text>,
+                    claimed_at -> Nullable<$timestamp>,
+                }
+            }
+
+            diesel_lease::claim_lease!(native_jobs);
+
+            pub const DDL: &str = $ddl;
+        }
+    };
+}
+
+pub mod items;
+pub mod jobs;
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod pooler;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+/// Set by CI: a backend whose server is not configured fails the run instead of being skipped.
+pub const REQUIRE_ALL_BACKENDS: &str = "LEASE_TEST_REQUIRE_ALL_BACKENDS";
+
+/// With [`REQUIRE_ALL_BACKENDS`] set, fails unless every backend of `backends` (whether its
+/// feature is on, whether its URL was set when the tests were built, the URL's variable) whose
+/// feature is on is configured.
+pub fn assert_configured(backends: &[(bool, bool, &str)]) {
+    if std::env::var_os(REQUIRE_ALL_BACKENDS).is_none() {
+        return;
+    }
+    let missing: Vec<&str> = backends
+        .iter()
+        .filter(|(compiled, configured, _)| *compiled && !*configured)
+        .map(|(.., variable)| *variable)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{REQUIRE_ALL_BACKENDS} requires every backend; not set: {} (their tests did not run)",
+        missing.join(", ")
+    );
+}
+
+/// The URL of a server backend whose tests were built because `$variable` was set.
+pub fn server_url(backend: &str, variable: &str) -> String {
+    match std::env::var(variable) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => panic!(
+            "{backend}: {variable} was set when the tests were built and is not set now: \
+             run them through cargo, which rebuilds them without the {backend} tests"
+        ),
+    }
+}
+
+/// An id no other test, run or process has used.
+pub fn unique_id(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// How a backend sets up each of its connections, if at all.
+pub type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
+
+/// A pool of at most `size` connections to `url`.
+pub fn build_pool<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
+    customizer: Customizer<C>,
+) -> Pool<ConnectionManager<C>> {
+    let builder = Pool::builder().max_size(size).min_idle(Some(0)); // opened as needed
+    let builder = match customizer {
+        Some(customizer) => builder.connection_customizer(customizer),
+        None => builder,
+    };
+    builder
+        .build(ConnectionManager::new(url))
+        .expect("a connection pool")
+}
+
+/// The test tables of a backend: each one's name and DDL.
+pub type Tables = [(&'static str, &'static str); 3];
+
+/// The pool the tests of one backend share, with the test tables made anew and the agent tables
+/// migrated.
+pub fn shared_pool<C>(
+    url: &str,
+    customizer: Customizer<C>,
+    tables: Tables,
+) -> Pool<ConnectionManager<C>>
+where
+    C: R2D2Connection + AgentTables + 'static,
+    diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
+{
+    let pool = build_pool(url, 8, customizer);
+    let conn = &mut *pool.get().expect("a connection");
+    // Made anew by each run, so that a run always tests the DDL it shows.
+    for (table, ddl) in tables {
+        diesel::sql_query(format!("DROP TABLE IF EXISTS {table}"))
+            .execute(conn)
+            .expect("drop a test table");
+        diesel::sql_query(ddl)
+            .execute(conn)
+            .expect("create a test table");
+    }
+    conn.agent_tables();
+    pool
+}
+
+/// A connection on which the shared pool makes the agent's tables: by the agent's migrations
+/// when the `agent` feature is on, and not at all without it.
+pub trait AgentTables {
+    fn agent_tables(&mut self);
+}
+
+#[cfg(feature = "agent")]
+impl<C> AgentTables for C
+where
+    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
+    C::Backend: diesel_lease::agent::AgentMigrations,
+{
+    fn agent_tables(&mut self) {
+        diesel_lease::agent::run_migrations(self).expect("the agent tables");
+    }
+}
+
+#[cfg(not(feature = "agent"))]
+impl<C> AgentTables for C {
+    fn agent_tables(&mut self) {}
+}
+
+/// Runs `write` for each of `keys`, a statement that changes the one row of that key, each in a
+/// transaction of its own. A test's UPDATE of many rows at once would lock more than its own
+/// rows on MySQL/MariaDB: a key list that is a large part of a small table is a scan of the
+/// whole index, and a range locks the row after it; a batch claim of another test that ran
+/// meanwhile would pass those rows by (`SKIP LOCKED`), and win fewer than it should. Nor are
+/// the rows written in one transaction: holding the first rows' locks while it waits for the
+/// next, it deadlocks with a keeper renewing the same rows in another order.
+pub fn by_key_alone<C, K>(
+    conn: &mut C,
+    keys: &[K],
+    write: impl Fn(&mut C, &K) -> diesel::QueryResult<usize>,
+) {
+    for key in keys {
+        assert_eq!(
+            write(conn, key).expect("written, by key"),
+            1,
+            "one row a key"
+        );
+    }
+}
+
+/// Runs `run` on `racers` threads at once, each on a connection of its own from `pool` (taken
+/// before any thread starts, so the pool needs `racers` connections), released together by a
+/// barrier; gives back each racer's result, in the order of the racers.
+pub fn race<C, T, F>(pool: &Pool<ConnectionManager<C>>, racers: usize, run: F) -> Vec<T>
+where
+    C: R2D2Connection + 'static,
+    T: Send,
+    F: Fn(usize, &mut C) -> T + Sync,
+{
+    let connections: Vec<PooledConnection<ConnectionManager<C>>> = (0..racers)
+        .map(|_| pool.get().expect("one connection per racer"))
+        .collect();
+    let start = barrier::Barrier::new(racers);
+    let results = Mutex::new((0..racers).map(|_| None).collect::<Vec<Option<T>>>());
+    std::thread::scope(|scope| {
+        for (racer, mut conn) in connections.into_iter().enumerate() {
+            let (start, results, run) = (&start, &results, &run);
+            scope.spawn(move || {
+                start.wait();
+                let result = run(racer, &mut conn);
+                results.lock().unwrap()[racer] = Some(result);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|result| result.expect("every racer finished"))
+        .collect()
+}
+
+/// Runs `workers` racers ([`race`]) that take work until none is left, and gives back all they
+/// took: `take` takes one batch on the racer's connection and gives back what it took, nothing
+/// when nothing could be taken right then (all of it held by other racers, or a lost conflict),
+/// which is not the end; `left` says whether any work is left to take.
+pub fn drain<C, K, Take, Left>(
+    pool: &Pool<ConnectionManager<C>>,
+    workers: usize,
+    take: Take,
+    left: Left,
+) -> Vec<K>
+where
+    C: R2D2Connection + 'static,
+    K: Send,
+    Take: Fn(usize, &mut C) -> Vec<K> + Sync,
+    Left: Fn(&mut C) -> bool + Sync,
+{
+    let taken = race(pool, workers, |worker, conn| {
+        let mut taken = Vec::new();
+        for _ in 0..10_000 {
+            let batch = take(worker, conn);
+            if batch.is_empty() && !left(conn) {
+                return taken;
+            }
+            taken.extend(batch);
+        }
+        panic!("worker {worker} never saw the work done");
+    });
+    taken.into_iter().flatten().collect()
+}
+
+/// How often [`eventually`] asks, and how many times at the most: about 30 s, whatever it asks.
+const POLL: Duration = Duration::from_millis(5);
+const POLLS: u32 = 6_000;
+
+/// Asks `done` until it says yes, a few milliseconds apart; panics, saying what never came
+/// (`what`), after some 30 s. Tests wait for what they assert, they do not time it.
+pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..POLLS {
+        if done() {
+            return;
+        }
+        std::thread::sleep(POLL);
+    }
+    panic!("never came, in {POLLS} polls {POLL:?} apart: {what}");
+}
+
+/// Waits until `keeper` has made `rounds` more rounds of renewals: tests count rounds, they do
+/// not time them.
+pub fn after_rounds<C: R2D2Connection>(keeper: &diesel_lease::Keeper<C>, rounds: u64) {
+    let until = keeper.rounds() + rounds;
+    eventually(&format!("{rounds} rounds of the keeper"), || {
+        keeper.rounds() >= until
+    });
+}

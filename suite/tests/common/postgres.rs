@@ -1,0 +1,43 @@
+//! PostgreSQL, at `PG_DATABASE_URL`.
+server_backend!(
+    diesel::PgConnection,
+    "PostgreSQL",
+    "PG_DATABASE_URL",
+    [
+        ("lease_jobs", super::jobs::POSTGRES_DDL),
+        ("native_jobs", native::DDL),
+        ("lease_items", super::items::POSTGRES_DDL),
+    ],
+    "SET TIME ZONE 'Asia/Kathmandu'"
+);
+
+native_jobs!(
+    Timestamptz,
+    "CREATE TABLE native_jobs (id VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), \
+     claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)"
+);
+
+/// `column`, moved `secs` seconds back: time passing for a row, in SQL.
+pub fn earlier(column: &str, secs: u32) -> String {
+    format!("{column} - make_interval(secs => {secs})")
+}
+
+#[derive(QueryableByName)]
+struct Waiting {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    waiting: bool,
+}
+
+/// Waits until the session of backend `pid` waits for a lock (a row another session holds).
+pub fn waits_for_a_lock(conn: &mut Conn, pid: i32) {
+    let waits = format!(
+        "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) AS waiting \
+         FROM pg_stat_activity WHERE pid = {pid}"
+    );
+    super::eventually(&format!("backend {pid} waiting for a lock"), || {
+        diesel::sql_query(&waits)
+            .get_result::<Waiting>(conn)
+            .expect("the session's state")
+            .waiting
+    });
+}

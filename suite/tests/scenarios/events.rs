@@ -1,0 +1,118 @@
+// The events' scenario, included once per backend by tests/events.rs.
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_lease::prelude::*;
+use diesel_lease::{Keeper, KeeperSettings};
+
+use crate::common::jobs::lease_jobs;
+use crate::common::{after_rounds, eventually, unique_id};
+
+#[test]
+fn acquired_renewed_lost_released_and_reaped_reach_the_operator_with_table_owner_and_token() {
+    crate::events();
+    let conn = &mut connection();
+    let claim = Claim::new(&unique_id("owner")).unwrap();
+    let ids = queued_jobs(conn, 3, "queued");
+    let held = claim_all(conn, &ids, &claim, minute());
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        KeeperSettings::new(minute()).every(Duration::from_millis(20)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    // One row is taken from the keeper behind its back; one is reaped later.
+    diesel::update(lease_jobs::table.find(&ids[0]))
+        .set(lease_jobs::table.released())
+        .execute(conn)
+        .unwrap();
+    eventually("the keeper finds the row lost", || !kept.is_held());
+    assert_eq!(
+        lease_jobs::table
+            .held_rows(&claim, vec![ids[1].clone()])
+            .release()
+            .run(conn)
+            .unwrap(),
+        [ids[1].clone()]
+    );
+    drop(kept);
+    drop(keeper);
+    claim_all(conn, &ids[2..], &claim, minute());
+    age(conn, &ids[2], Duration::from_secs(120));
+    let reaped = lease_jobs::table
+        .reap(10, minute())
+        .filter(lease_jobs::id.eq_any(&ids))
+        .run(conn)
+        .unwrap();
+    assert_eq!(reaped, [ids[2].clone()]);
+
+    let events = crate::events_of(claim.owner());
+    let said = |message: &str, level: &str| {
+        events.iter().any(|line| {
+            line.contains(message)
+                && line.contains(level)
+                && line.contains("lease_jobs")
+                && line.contains(claim.token())
+        })
+    };
+    assert!(said("lease acquired", "INFO"), "{events:#?}");
+    assert!(said("lease renewed", "DEBUG"), "{events:#?}");
+    assert!(
+        said("lease lost", "WARN"),
+        "a lost lease is a warning: {events:#?}"
+    );
+    assert!(said("lease released", "INFO"), "{events:#?}");
+    let all = crate::events().lock().unwrap().clone();
+    let all = String::from_utf8_lossy(&all);
+    assert!(
+        all.lines()
+            .any(|line| line.contains("leases reaped") && line.contains("lease_jobs")),
+        "reaped"
+    );
+}
+
+#[test]
+fn a_drop_that_finds_no_pool_connection_leaves_the_lease_to_run_out_and_warns() {
+    crate::events();
+    let conn = &mut connection();
+    let claim = Claim::new(&unique_id("owner")).unwrap();
+    let ids = queued_jobs(conn, 1, "queued");
+    let held = claim_all(conn, &ids, &claim, minute());
+    let keepers_pool = backend::pool_of(1);
+    let keeper = Keeper::start(
+        keepers_pool.clone(),
+        KeeperSettings::new(minute()).every(Duration::from_millis(20)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+
+    let busy = keepers_pool.get().unwrap(); // the keeper's only connection, taken by the work
+    drop(kept);
+    drop(busy);
+
+    // Renewed no more: aged past the lease, the row stays so while the keeper goes on.
+    age(conn, &ids[0], Duration::from_secs(61));
+    after_rounds(&keeper, 3);
+    let outlived: i64 = lease_jobs::table
+        .find(&ids[0])
+        .filter(lease_jobs::table.outlived(minute()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(
+        outlived, 1,
+        "the keeper stopped renewing what it could not release"
+    );
+    assert_eq!(
+        job(conn, &ids[0]).lease_token.as_deref(),
+        Some(claim.token()),
+        "still held: it runs out with its lease"
+    );
+    let events = crate::events_of(claim.owner());
+    assert!(
+        events.iter().any(|line| line.contains("lease not released")
+            && line.contains("WARN")
+            && line.contains(claim.token())),
+        "{events:#?}"
+    );
+}

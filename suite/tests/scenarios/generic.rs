@@ -1,0 +1,171 @@
+//! A table author's scenario written once, as a function generic over the connection, and run
+//! on every backend (by tests/scenarios/composite.rs): each statement it runs is one bound, on
+//! the statement's type, as Diesel's own `LoadQuery` is. The statements' types are named by
+//! `diesel_lease::dsl` where it has an alias for them, by the builders' own types where it has
+//! none, and by `diesel::dsl` for Diesel's parts.
+use std::time::Duration;
+
+use diesel::query_dsl::methods::ExecuteDsl;
+use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
+use diesel::{BoolExpressionMethods, ExpressionMethods, QueryDsl, RunQueryDsl, Table};
+use diesel_lease::prelude::*;
+use diesel_lease::sql::{And, NoChanges, NoOrder};
+use diesel_lease::{
+    dsl, AllHeld, Claimable, Guarded, HeldPerOwner, Holders, Keepable, Keeper, KeeperSettings,
+    KeptRelease, LeaseQuery, Many, One, Outlived, Release, Renewal, RenewedAgo, Why, Write,
+};
+
+use crate::common::items::{lease_items, Item};
+
+type Items = lease_items::table;
+type Key = (String, i64);
+/// `lease_items::tenant.eq(tenant)`, a tenant's rows.
+type OfTenant = diesel::dsl::Eq<lease_items::tenant, String>;
+/// `lease_items::state.eq("..")`: a condition, or the caller's change.
+type StateIs = diesel::dsl::Eq<lease_items::state, &'static str>;
+/// A tenant's queued rows.
+type QueuedOfTenant = diesel::dsl::And<OfTenant, StateIs>;
+
+/// `claim_row(key, lease).by(&claim)`.
+type ClaimItem = dsl::By<dsl::ClaimRow<Items>>;
+/// `claim_batch(size, lease).by(&claim).filter(..).set(state.eq(..))`: `dsl` has no alias for a
+/// claim with a filter or changes, so the builder's own six parameters.
+type ClaimOfTenant = diesel_lease::ClaimBatch<
+    Items,
+    And<Claimable<Items>, QueuedOfTenant>,
+    NoOrder,
+    StateIs,
+    <Items as Table>::AllColumns,
+    Claim,
+>;
+/// `reap(size, lease).filter(tenant.eq(..)).set(state.eq(..))`.
+type ReapOfTenant = diesel_lease::Reap<Items, And<Outlived<Items>, OfTenant>, NoOrder, StateIs>;
+/// `won.renew()`; `won.update().set(..)`; `won.release().set(..)`; `batch.release().set(..)`.
+type RenewOne = Guarded<Items, Renewal, NoChanges<Items>, One>;
+type WriteOne = Guarded<Items, Write, StateIs, One>;
+type ReleaseOne = Guarded<Items, Release, StateIs, One>;
+type ReleaseMany = Guarded<Items, Release, StateIs, Many>;
+/// Diesel's own `diesel::update(items.find(key)).set(items.renewed_ago(age))`.
+type AgeItem = diesel::dsl::Update<diesel::dsl::Find<Items, Key>, RenewedAgo<Items>>;
+
+/// A tenant's four queued items, on any connection `C`: item 1 claimed by its key, renewed,
+/// written to and finished by its holder while a rival is told why it was refused; items 2 and 3
+/// claimed in a batch, read back as held, and finished together; item 4 claimed, kept by a
+/// keeper, released through it, claimed again, outlived and reaped. Only the bounds below, one
+/// a statement (and `Keepable` for the keeper), let it run on a backend.
+pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
+    pool: &Pool<ConnectionManager<C>>,
+    tenant: &str,
+) where
+    C: R2D2Connection + 'static,
+    ClaimItem: for<'q> LeaseQuery<'q, C, Item>,
+    Why<Items>: for<'q> LeaseQuery<'q, C, Refusal>,
+    RenewOne: for<'q> LeaseQuery<'q, C, Key>,
+    WriteOne: for<'q> LeaseQuery<'q, C, Key>,
+    ReleaseOne: for<'q> LeaseQuery<'q, C, Key>,
+    ClaimOfTenant: for<'q> LeaseQuery<'q, C, Item>,
+    Holders<Items, AllHeld>: for<'q> LeaseQuery<'q, C, Key>,
+    HeldPerOwner<Items>: for<'q> LeaseQuery<'q, C, (String, i64)>,
+    ReleaseMany: for<'q> LeaseQuery<'q, C, Key>,
+    Items: Keepable<C>,
+    KeptRelease<Items, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
+    ReapOfTenant: for<'q> LeaseQuery<'q, C, Key>,
+    AgeItem: ExecuteDsl<C>,
+{
+    let conn = &mut *pool.get().expect("a connection");
+    let lease = Lease::from_secs(60).expect("a lease");
+    let worker = Claim::new("generic-worker").expect("an owner");
+    let key = |item_no: i64| (tenant.to_owned(), item_no);
+    let of_tenant = || lease_items::tenant.eq(tenant.to_owned());
+    let claim_of_tenant = |size: usize, claim: &Claim| -> ClaimOfTenant {
+        lease_items::table
+            .claim_batch(size, lease)
+            .by(claim)
+            .filter(of_tenant().and(lease_items::state.eq("queued")))
+            .set(lease_items::state.eq("running"))
+    };
+
+    // Item 1, by its key.
+    let claim_item =
+        |claim: &Claim| -> ClaimItem { lease_items::table.claim_row(key(1), lease).by(claim) };
+    let won = claim_item(&worker)
+        .run::<Item>(conn)
+        .unwrap()
+        .won()
+        .expect("a free item");
+    assert_eq!((won.key(), won.fence()), (&key(1), 1));
+    let Claimed::Refused(refused) = claim_item(&Claim::new("generic-rival").unwrap())
+        .run::<Item>(conn)
+        .unwrap()
+    else {
+        panic!("the lease is fresh")
+    };
+    assert!(
+        matches!(refused.why().run(conn).unwrap(), Refusal::Held(holder) if holder.owner == "generic-worker")
+    );
+    assert!(won.renew().run(conn).unwrap());
+    assert!(won
+        .update()
+        .set(lease_items::state.eq("half way"))
+        .run(conn)
+        .unwrap());
+    assert!(won
+        .release()
+        .set(lease_items::state.eq("done"))
+        .run(conn)
+        .unwrap());
+
+    // Items 2 and 3, in a batch, read back as held, finished together.
+    let batch = claim_of_tenant(2, &worker).run::<Item>(conn).unwrap();
+    let mut held: Vec<Key> = lease_items::table
+        .holders(lease)
+        .run(conn)
+        .unwrap()
+        .into_iter()
+        .filter(|holding| holding.key.0 == tenant)
+        .map(|holding| holding.key)
+        .collect();
+    held.sort();
+    let mut won = batch.keys().to_vec();
+    won.sort();
+    assert_eq!(held, won);
+    assert_eq!(won.len(), 2);
+    let owners = lease_items::table.held_per_owner().run(conn).unwrap();
+    assert!(owners
+        .iter()
+        .any(|(owner, rows)| owner == "generic-worker" && *rows >= 2));
+    let mut done = batch
+        .release()
+        .set(lease_items::state.eq("done"))
+        .run(conn)
+        .unwrap();
+    done.sort();
+    assert_eq!(done, won);
+
+    // Item 4: kept, released through the keeper, claimed again, outlived, reaped.
+    let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease)).unwrap();
+    let batch = claim_of_tenant(10, &worker).run::<Item>(conn).unwrap();
+    assert_eq!(batch.keys(), [key(4)]);
+    let kept = keeper.keep(batch.held()).unwrap();
+    assert!(kept.is_held());
+    assert_eq!(
+        kept.release()
+            .set(lease_items::state.eq("queued"))
+            .run(conn)
+            .unwrap(),
+        [key(4)]
+    );
+    drop(keeper);
+    let late = claim_of_tenant(10, &Claim::new("generic-late").unwrap())
+        .run::<Item>(conn)
+        .unwrap();
+    assert_eq!(late.keys(), [key(4)]);
+    let aged: AgeItem = diesel::update(lease_items::table.find(key(4)))
+        .set(lease_items::table.renewed_ago(Age::new(Duration::from_secs(120)).unwrap()));
+    aged.execute(conn).unwrap();
+    let reap: ReapOfTenant = lease_items::table
+        .reap(10, lease)
+        .filter(of_tenant())
+        .set(lease_items::state.eq("queued"));
+    assert_eq!(reap.run(conn).unwrap(), [key(4)]);
+}

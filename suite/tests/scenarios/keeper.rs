@@ -1,0 +1,531 @@
+// The keeper's scenarios, included once per backend by tests/keeper.rs. Rounds of renewals are
+// counted, not timed: a test waits for the keeper to make rounds, then asserts what they did.
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_lease::prelude::*;
+use diesel_lease::{HeldRows, Keeper, KeeperSettings, LossReason};
+
+use crate::common::jobs::{lease_jobs, Job};
+use crate::common::{after_rounds, eventually};
+
+/// `count` new jobs, claimed for `worker-1` under `lease`: as the claim holds them.
+fn claimed(count: usize, lease: Lease) -> HeldRows<lease_jobs::table> {
+    let conn = &mut connection();
+    let ids = queued_jobs(conn, count, "queued");
+    claim_all(conn, &ids, &Claim::new("worker-1").unwrap(), lease)
+}
+
+/// Renews every 20 ms: many rounds pass quickly, none of them near the lease.
+fn fast(lease: Lease) -> KeeperSettings {
+    KeeperSettings::new(lease).every(Duration::from_millis(20))
+}
+
+#[test]
+fn a_row_released_behind_the_keepers_back_is_reported_lost_within_a_round() {
+    let held = claimed(3, minute());
+    let ids = held.keys().to_vec();
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    after_rounds(&keeper, 1);
+    assert!(kept.is_held());
+
+    // An operator frees one row.
+    diesel::update(lease_jobs::table.find(&ids[0]))
+        .set(lease_jobs::table.released())
+        .execute(&mut connection())
+        .unwrap();
+    after_rounds(&keeper, 2);
+
+    assert!(
+        !kept.is_held(),
+        "the first renewal after the release says so"
+    );
+    assert_eq!(
+        job(&mut connection(), &ids[0]).leased_at,
+        None,
+        "a renewal changes no row its claim lost"
+    );
+    let lost = kept.check().expect_err("lost");
+    assert_eq!(
+        (lost.rows, lost.reason),
+        (vec![ids[0].clone()], LossReason::TakenOver)
+    );
+    let mut held = kept.held();
+    held.sort();
+    let mut rest = ids[1..].to_vec();
+    rest.sort();
+    assert_eq!(held, rest, "the other rows are still kept");
+}
+
+#[test]
+fn renewals_move_the_lease_forward_by_the_databases_clock() {
+    let lease = Lease::from_secs(30).unwrap();
+    let held = claimed(2, lease);
+    let ids = held.keys().to_vec();
+    age_jobs(&mut connection(), &ids, Duration::from_secs(25));
+    let keeper = Keeper::start(backend::pool_of(2), fast(lease)).unwrap();
+    let _kept = keeper.keep(&held).unwrap();
+    after_rounds(&keeper, 2);
+
+    let young: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(&ids))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
+        .count()
+        .get_result(&mut connection())
+        .unwrap();
+    assert_eq!(young, 2, "both rows were renewed, 25 s old before");
+}
+
+#[test]
+fn a_kept_release_is_guarded_by_the_token_sets_the_callers_changes_and_runs_once_and_a_drop_releases(
+) {
+    let held = claimed(3, minute());
+    let (claim, ids) = (held.claim(), held.keys().to_vec());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper
+        .keep(&lease_jobs::table.held_rows(claim, ids[..2].to_vec()))
+        .unwrap();
+    let dropped = keeper
+        .keep(&lease_jobs::table.held_rows(claim, ids[2..].to_vec()))
+        .unwrap();
+    // Another claim of the same owner takes the first row over: the release must leave it to
+    // its new holder, whose token is all that tells them apart.
+    let rescuer = Claim::new(claim.owner()).unwrap();
+    diesel::update(lease_jobs::table.find(&ids[0]))
+        .set(lease_jobs::table.taken(&rescuer))
+        .execute(&mut connection())
+        .unwrap();
+
+    let conn = &mut connection();
+    let released = kept
+        .release()
+        .set(lease_jobs::status.eq("done"))
+        .run(conn)
+        .unwrap();
+    assert_eq!(released, [ids[1].clone()], "the row the claim still held");
+    assert!(
+        kept.release().run(conn).unwrap().is_empty(),
+        "never released twice"
+    );
+    drop(dropped);
+
+    let (taken, done, dropped) = (job(conn, &ids[0]), job(conn, &ids[1]), job(conn, &ids[2]));
+    assert_eq!(
+        (taken.status.as_str(), taken.lease_token.as_deref()),
+        ("running", Some(rescuer.token())),
+        "the rescuer's row is untouched"
+    );
+    assert_eq!(
+        (done.status.as_str(), done.lease_token),
+        ("done", None),
+        "released and done in one statement"
+    );
+    assert_eq!(
+        (dropped.status.as_str(), dropped.lease_token),
+        ("running", None),
+        "released by the drop"
+    );
+}
+
+#[test]
+fn dropping_the_keeper_releases_what_it_keeps() {
+    let held = claimed(2, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+
+    drop(keeper);
+
+    let conn = &mut connection();
+    for id in held.keys() {
+        assert_eq!(
+            job(conn, id).lease_token,
+            None,
+            "{id} released when the keeper stopped"
+        );
+    }
+    assert!(
+        kept.release().run(conn).unwrap().is_empty(),
+        "and never released twice"
+    );
+}
+
+#[test]
+fn a_thousand_rows_in_ten_claims_are_renewed_by_one_statement_a_round() {
+    let conn = &mut connection();
+    let (pattern, ids) = queued_run(conn, 1_000);
+    // Claims of at most 100 rows each, until all 1,000 are won: a row another test's statement
+    // has locked for a moment is passed by (SKIP LOCKED), and won by a later claim.
+    let mut claims = Vec::new();
+    let mut left = ids.clone();
+    while !left.is_empty() && claims.len() < 1_000 {
+        // Short key lists: MariaDB scans for 1,000 or more, and locks what it scans.
+        let batch = lease_jobs::table
+            .claim_batch(100, minute())
+            .by(&Claim::new("worker-1").unwrap())
+            .filter(lease_jobs::id.eq_any(&left[..left.len().min(100)]))
+            .returning(lease_jobs::id)
+            .run::<String>(conn)
+            .unwrap();
+        left.retain(|id| !batch.keys().contains(id));
+        claims.push(batch.into_parts().1);
+    }
+    assert!(left.is_empty() && claims.len() >= 10);
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept: Vec<_> = claims
+        .iter()
+        .map(|held| keeper.keep(held).unwrap())
+        .collect();
+    // Every row dated 50 s back: only a renewal under its own claim's token makes it fresh.
+    age_jobs(conn, &ids, Duration::from_secs(50));
+    let statements = keeper.renewal_statements();
+    let rounds = keeper.rounds();
+    after_rounds(&keeper, 3);
+
+    let (rounds, statements) = (
+        keeper.rounds() - rounds,
+        keeper.renewal_statements() - statements,
+    );
+    assert!(
+        statements >= 2 && statements <= rounds + 1,
+        "{statements} statements in {rounds} rounds for {} claims of 1,000 rows",
+        kept.len()
+    );
+    let aged: i64 = lease_jobs::table
+        .filter(lease_jobs::id.like(&pattern))
+        .filter(lease_jobs::table.outlived(Lease::from_secs(40).unwrap()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(aged, 0, "every row of every claim renewed");
+    assert!(kept.iter().all(|kept| kept.is_held()));
+    assert_eq!(
+        kept.iter().map(|kept| kept.held().len()).sum::<usize>(),
+        1_000
+    );
+}
+
+#[test]
+fn a_row_taken_over_by_another_kept_claim_is_renewed_for_its_new_holder_alone() {
+    let second_claim = Claim::new("worker-2").unwrap();
+    // What is tested is one round renewing both claims together; a round that falls between the
+    // two keeps would find the loss alone, so such an attempt is made again.
+    for _attempt in 0..10 {
+        // Rounds a second apart: both claims are usually kept before the next round.
+        let keeper = Keeper::start(
+            backend::pool_of(2),
+            KeeperSettings::new(minute()).every(Duration::from_secs(1)),
+        )
+        .unwrap();
+        let held = claimed(2, minute());
+        let ids = held.keys().to_vec();
+        let first = keeper.keep(&held).unwrap();
+        let rounds_before = keeper.rounds();
+        // An operator frees the second row, and another worker claims it: both claims are kept.
+        let conn = &mut connection();
+        diesel::update(lease_jobs::table.find(&ids[1]))
+            .set(lease_jobs::table.released())
+            .execute(conn)
+            .unwrap();
+        // A renewal of the first claim may hold the row for a moment; the claim passes it by then.
+        let second_held = claim_all(conn, &ids[1..], &second_claim, minute());
+        let second = keeper.keep(&second_held).unwrap();
+        if keeper.rounds() != rounds_before || !first.is_held() {
+            continue;
+        }
+        after_rounds(&keeper, 1);
+
+        let lost = first
+            .check()
+            .expect_err("the first claim lost the second row");
+        assert_eq!(
+            (lost.rows, lost.reason),
+            (vec![ids[1].clone()], LossReason::TakenOver)
+        );
+        assert_eq!(first.held(), [ids[0].clone()]);
+        assert!(
+            second.is_held(),
+            "the row is renewed for the claim that holds it"
+        );
+        assert_eq!(
+            job(conn, &ids[1]).lease_token.as_deref(),
+            Some(second_claim.token())
+        );
+        return;
+    }
+    panic!("a round fell between the two keeps in every attempt");
+}
+
+#[test]
+fn past_the_longest_hold_the_keeper_stops_renewing_and_says_so() {
+    let held = claimed(1, minute());
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        fast(minute()).at_most(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    eventually("the longest hold passes", || !kept.is_held());
+    assert_eq!(
+        kept.check().expect_err("lost").reason,
+        LossReason::LongestHold
+    );
+    // A round that began before the hold passed may still be renewing: let it end.
+    after_rounds(&keeper, 1);
+
+    let conn = &mut connection();
+    age_jobs(conn, held.keys(), Duration::from_secs(50));
+    let statements = keeper.renewal_statements();
+    after_rounds(&keeper, 3);
+    assert_eq!(
+        keeper.renewal_statements(),
+        statements,
+        "no renewal after the longest hold"
+    );
+    let fresh: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(held.keys()))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(fresh, 0, "the row ages towards its takeover");
+}
+
+#[test]
+fn a_renewal_that_cannot_get_through_is_reported_lost_before_the_lease_runs_out() {
+    use diesel::connection::SimpleConnection;
+    // A real expiry: a 4 s lease, trusted for 2 s after each confirmed renewal, so that a
+    // loaded machine has two seconds between the keeper giving up and the lease running out.
+    let lease = Lease::from_secs(4).unwrap();
+    let held = claimed(1, lease);
+    let id = &held.keys()[0];
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        KeeperSettings::new(lease)
+            .every(Duration::from_millis(100))
+            .margin(Duration::from_secs(2)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    after_rounds(&keeper, 1);
+    assert!(kept.is_held());
+
+    // Another session holds the row (on SQLite, the whole database): renewals cannot get through.
+    let mut blocker = backend::connect();
+    blocker.batch_execute(backend::BEGIN_WRITE).unwrap();
+    diesel::update(lease_jobs::table.find(id))
+        .set(lease_jobs::status.eq("running"))
+        .execute(&mut blocker)
+        .unwrap();
+    eventually("the keeper gives the lease up", || !kept.is_held());
+    // The moment the keeper gives up, the database still counts the lease as running.
+    let fresh: i64 = lease_jobs::table
+        .find(id)
+        .filter(lease_jobs::table.fresh(lease))
+        .count()
+        .get_result(&mut blocker)
+        .unwrap();
+    blocker.batch_execute("ROLLBACK").unwrap();
+
+    assert_eq!(
+        kept.check().expect_err("lost").reason,
+        LossReason::Unconfirmed
+    );
+    assert_eq!(
+        fresh, 1,
+        "lost by the keeper's reckoning before the lease ran out by the database's"
+    );
+
+    // The blocked renewal gets through now; the work was told of the loss, and it stays told.
+    let renewals = keeper.renewal_statements();
+    after_rounds(&keeper, 3);
+    assert_eq!(
+        kept.check().expect_err("still lost").reason,
+        LossReason::Unconfirmed
+    );
+    assert!(
+        keeper.renewal_statements() <= renewals + 1,
+        "no renewals after the loss but the one in flight"
+    );
+}
+
+#[test]
+fn a_claim_kept_after_it_lost_its_rows_is_told_at_once() {
+    let late = claimed(1, minute());
+    let conn = &mut connection();
+    age_jobs(conn, late.keys(), Duration::from_secs(61));
+    let rescuer = claim_all(
+        conn,
+        late.keys(),
+        &Claim::new("worker-2").unwrap(),
+        minute(),
+    );
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+
+    let kept = keeper.keep(&late).unwrap();
+
+    let lost = kept
+        .check()
+        .expect_err("the keep's own renewal found the row taken over");
+    assert_eq!(
+        (lost.rows.as_slice(), lost.reason),
+        (late.keys(), LossReason::TakenOver)
+    );
+    assert_eq!(
+        job(conn, &late.keys()[0]).lease_token.as_deref(),
+        Some(rescuer.claim().token()),
+        "and changed nothing"
+    );
+}
+
+#[test]
+fn a_kept_claim_is_not_held_once_its_keeper_has_stopped() {
+    let held = claimed(1, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    assert!(kept.is_held());
+
+    drop(keeper);
+
+    assert!(
+        !kept.is_held(),
+        "the keeper released it: the work must stop"
+    );
+    assert_eq!(
+        kept.check().expect_err("released").reason,
+        LossReason::Released
+    );
+}
+
+#[test]
+fn a_longest_hold_beyond_the_clock_never_comes_and_never_panics() {
+    let held = claimed(1, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute()).at_most(Duration::MAX)).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    after_rounds(&keeper, 2);
+    assert!(kept.is_held());
+}
+
+#[test]
+fn settings_that_cannot_keep_a_lease_are_refused_before_any_thread_starts() {
+    let lease = Lease::from_secs(3).unwrap();
+    for settings in [
+        KeeperSettings::new(lease).every(Duration::from_secs(3)),
+        KeeperSettings::new(lease).margin(Duration::from_secs(3)),
+        KeeperSettings::new(lease).every(Duration::ZERO),
+        KeeperSettings::new(lease).at_least(Duration::ZERO),
+        KeeperSettings::new(lease)
+            .at_least(Duration::from_secs(61))
+            .at_most(Duration::from_secs(60)),
+    ] {
+        let started = Keeper::start(backend::pool_of(1), settings);
+        assert!(
+            matches!(started, Err(diesel_lease::Error::InvalidSettings(_))),
+            "{settings:?}: {started:?}"
+        );
+    }
+}
+
+/// Whether a claim of another worker's, with `lease`, takes the row `id` now.
+fn taken_by_another(id: &str, lease: Lease) -> bool {
+    let outcome = lease_jobs::table
+        .claim_row(id, lease)
+        .by(&Claim::new("worker-2").unwrap())
+        .run::<Job>(&mut connection())
+        .unwrap();
+    outcome.is_won()
+}
+
+/// Moves the lease of row `id` `secs` seconds into the past.
+fn age_row(id: &str, secs: u32) {
+    let sql = format!(
+        "UPDATE lease_jobs SET leased_at = {} WHERE id = '{id}'",
+        backend::earlier("leased_at", secs)
+    );
+    assert_eq!(
+        diesel::sql_query(sql).execute(&mut connection()).unwrap(),
+        1
+    );
+}
+
+#[test]
+fn a_release_before_the_shortest_hold_leaves_the_row_to_no_one_until_it_has_passed() {
+    let lease = Lease::from_secs(30).unwrap();
+    let held = claimed(1, lease);
+    let (claim, id) = (held.claim(), &held.keys()[0]);
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        fast(lease).at_least(Duration::from_secs(600)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    assert_eq!(
+        kept.release()
+            .set(lease_jobs::status.eq("done"))
+            .run(&mut connection())
+            .unwrap(),
+        held.keys(),
+        "released, as far as the holder goes"
+    );
+    let row = job(&mut connection(), id);
+    assert_eq!(
+        row.lease_token.as_deref(),
+        Some(claim.token()),
+        "the row still names its holder"
+    );
+    assert_eq!(row.status, "done", "and the caller's changes landed");
+    assert!(
+        row.leased_at.is_some(),
+        "dated, never NULL: a held row without a date is never outlived"
+    );
+    assert!(
+        !taken_by_another(id, lease),
+        "not taken right after the release"
+    );
+    let holders = lease_jobs::table
+        .holders(lease)
+        .run(&mut connection())
+        .unwrap();
+    let dated = holders
+        .iter()
+        .find(|holding| &holding.key == id)
+        .expect("still listed as held");
+    assert!(
+        dated.time_left > Duration::from_secs(540),
+        "its time left runs to the end of the shortest hold: {dated:?}"
+    );
+
+    // 540 s later, far past a lease of 30 s, the shortest hold of 600 s has not passed yet.
+    age_row(id, 540);
+    assert!(
+        !taken_by_another(id, lease),
+        "not taken before the shortest hold has passed"
+    );
+    // 610 s after the keeper kept it, it has.
+    age_row(id, 70);
+    assert!(
+        taken_by_another(id, lease),
+        "taken once the shortest hold has passed"
+    );
+}
+
+#[test]
+fn a_release_after_the_shortest_hold_frees_the_row_at_once() {
+    let held = claimed(1, minute());
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        fast(minute()).at_least(Duration::from_millis(1)),
+    )
+    .unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    // Two rounds of 20 ms: the shortest hold of 1 ms is over by any clock.
+    after_rounds(&keeper, 2);
+    assert_eq!(kept.release().run(&mut connection()).unwrap(), held.keys());
+    let row = job(&mut connection(), &held.keys()[0]);
+    assert_eq!(
+        (row.lease_token, row.leased_at),
+        (None, None),
+        "freed, not dated"
+    );
+    assert!(taken_by_another(&held.keys()[0], minute()));
+}
