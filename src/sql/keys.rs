@@ -26,7 +26,8 @@ use crate::{BindKey, ClaimLease, KeyType};
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
 /// let jobs_1_and_2 = KeysIn::of(jobs::table, vec![1, 2]);
-/// let found: Vec<i64> = SelectWhere::<_, _, _, NoLock>::new(jobs::table, jobs::id, jobs_1_and_2).load(conn)?;
+/// let read: SelectWhere<jobs::table, jobs::id, _, NoLock> = SelectWhere::new(jobs::table, jobs::id, jobs_1_and_2);
+/// let found: Vec<i64> = read.load(conn)?;
 /// assert_eq!(found, [1]);
 /// # Ok(())
 /// # }

@@ -74,8 +74,12 @@ impl<T: Table, Selection, Condition, Lock: Default> SelectWhere<T, Selection, Co
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel::prelude::*;
+    /// use diesel_lease::sql::{ForUpdate, SelectWhere};
+    ///
     /// # fn main() {
-    /// let _read = diesel_lease::sql::SelectWhere::<_, _, _, diesel_lease::sql::ForUpdate>::new(jobs::table, jobs::id, jobs::status.eq("queued"));
+    /// let queued: SelectWhere<jobs::table, jobs::id, _, ForUpdate> =
+    ///     SelectWhere::new(jobs::table, jobs::id, jobs::status.eq("queued"));
+    /// # let _ = queued;
     /// # }
     /// ```
     pub fn new(table: T, selection: Selection, condition: Condition) -> Self {
