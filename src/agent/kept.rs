@@ -42,7 +42,8 @@ impl AgentLocks {
     /// ([`KeptTurn::release`], or dropping the handle) or loses one. The keeper must
     /// keep leases of this lease (else [`crate::Error::InvalidSettings`]); the locks must be
     /// `turn`'s already (an [`acquire`](Self::acquire)): the keeper renews them once before this
-    /// returns, and a lock that is not the turn's is [`Error::TurnLost`].
+    /// returns, and a lock that is not the turn's is [`Error::TurnLost`]. On an error, no lock
+    /// is kept or released: the turn holds what it held.
     ///
     /// See [`KeptTurn`] for an example.
     pub fn keep<C>(
@@ -68,12 +69,23 @@ impl AgentLocks {
         let claim = Claim::with_token(self.node(), turn.as_str())?;
         let chat = vec![super::locks::checked_id(conversation)?.to_owned()];
         let user = vec![super::locks::checked_id(user)?.to_owned()];
-        let kept = KeptTurn {
-            chat: keeper.keep(&conversations::table.held_rows(&claim, chat))?,
-            user: keeper.keep(&user_settings::table.held_rows(&claim, user))?,
+        // On an error the locks are left as they were, kept no more, released by nothing: the
+        // turn still holds what it held, for the caller to release or keep again.
+        let chat = keeper.keep(&conversations::table.held_rows(&claim, chat))?;
+        let user = match keeper.keep(&user_settings::table.held_rows(&claim, user)) {
+            Ok(user) => user,
+            Err(error) => {
+                chat.stop_keeping();
+                return Err(error.into());
+            }
         };
+        let kept = KeptTurn { chat, user };
         // The first renewals ran: a turn that does not hold both locks learns it here.
-        kept.check()?;
+        if let Err(lost) = kept.check() {
+            kept.chat.stop_keeping();
+            kept.user.stop_keeping();
+            return Err(lost);
+        }
         Ok(kept)
     }
 }

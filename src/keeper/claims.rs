@@ -1,5 +1,5 @@
-//! The claims a keeper keeps on one table: renewed together, one statement a round, each row
-//! under its own claim's token; released one claim at a time.
+//! The claims a keeper keeps on one table: renewed together, one statement a round (per 4,096
+//! rows), each row under its own claim's token; released one claim at a time.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +21,11 @@ use crate::{
     ClaimLease, Error, Guarded, HeldRows, LeaseQuery, Many, Release, Renewed, RunLeaseDsl,
 };
 
+/// The rows one renewal statement names at the most: a (key, token) pair binds a value for each
+/// key column and one for the token, and 4,096 pairs of the widest key (four columns) bind 20,480
+/// values, within every backend's limit (SQLite's is 32,766).
+const MOST_PAIRS_IN_ONE_RENEWAL: usize = 4_096;
+
 /// A key and the token of the claim that holds it, as a renewal reads them.
 type KeyAndToken<T> = (<T as Table>::PrimaryKey, TokenOf<T>);
 
@@ -37,7 +42,7 @@ pub type PairRenewal<T> = HeldWrite<
 >;
 
 /// Rows of `Self` that a [`Keeper`](crate::Keeper) of `C` connections can keep: it renews them
-/// in one statement a round and releases them, guarded by their tokens. Every table with lease
+/// in one statement a round (per 4,096 rows) and releases them, guarded by their tokens. Every table with lease
 /// columns, on every backend whose feature is on.
 ///
 /// ```
@@ -165,8 +170,8 @@ pub(super) fn release_claim<T: ClaimLease, C>(
 /// The claims kept on one table, whatever the table and its key type: renewed each round,
 /// released when the keeper stops.
 pub(super) trait Renewing: Send + Sync {
-    /// Renews every claim still to renew, in one statement; whether one was sent.
-    fn renew_round(&self) -> bool;
+    /// Renews every claim still to renew; how many statements were sent.
+    fn renew_round(&self) -> usize;
     /// Releases every claim, as the keeper stops: it has no one to tell of an error, and the
     /// leases run out on their own.
     fn release_all(&self);
@@ -192,24 +197,26 @@ where
     C: R2D2Connection + 'static,
     T: Keepable<C>,
 {
-    /// One renewal of the rows `claims` still hold, now, in one statement; whether there was
-    /// anything to renew, or the error when the renewal could not be made. Each claim's
-    /// statement lock is held throughout, so that no release of one crosses it.
-    pub(super) fn renew(&self, claims: &[Arc<ClaimState<T::Key>>]) -> Result<bool, Error> {
-        let _statements: Vec<_> = claims.iter().map(|state| state.statement()).collect();
+    /// One renewal of the rows `claims` still hold, now, in one statement for every
+    /// [`MOST_PAIRS_IN_ONE_RENEWAL`] rows; how many statements it sent, or the error when the
+    /// renewal could not be made. Each claim's statement lock is held while they run, so that no
+    /// release of one crosses them.
+    pub(super) fn renew(&self, claims: &[Arc<ClaimState<T::Key>>]) -> Result<usize, Error> {
         let now = monotonic::instant();
         let wanting: Vec<&Arc<ClaimState<T::Key>>> =
             claims.iter().filter(|state| state.to_renew(now)).collect();
         if wanting.is_empty() {
-            return Ok(false);
+            return Ok(0);
         }
-        // The claims to renew are chosen again once a connection is in hand: one released, or
-        // left to run out, while the round waited for it must not be renewed after its release
-        // returned.
+        // A connection first, then the statement locks: the order a release takes them in (its
+        // connection in hand, it waits for the lock), so that neither waits for what the other
+        // holds. The claims to renew are chosen again under the locks: one released, or left to
+        // run out, while the round waited must not be renewed after its release returned.
         let mut conn = match self.pool.get() {
             Ok(conn) => conn,
             Err(error) => return Err(self.unconfirmed(wanting, error.into())),
         };
+        let _statements: Vec<_> = wanting.iter().map(|state| state.statement()).collect();
         let now = monotonic::instant();
         let renewing: Vec<&Arc<ClaimState<T::Key>>> = wanting
             .into_iter()
@@ -226,12 +233,19 @@ where
             })
             .collect();
         if pairs.is_empty() {
-            return Ok(false);
+            return Ok(0);
         }
         // The lease runs from the database's clock at the statement; the request's start on
         // ours is no later, so trusting from it can only end the trust sooner.
         let request_start = monotonic::instant();
-        let renewed = broken_on_error(&mut *conn, |conn| self.table.renew_pairs(pairs, conn));
+        let statements = pairs.len().div_ceil(MOST_PAIRS_IN_ONE_RENEWAL);
+        let renewed = broken_on_error(&mut *conn, |conn| {
+            let mut rows = Vec::with_capacity(pairs.len());
+            for pairs in pairs.chunks(MOST_PAIRS_IN_ONE_RENEWAL) {
+                rows.extend(self.table.renew_pairs(pairs.to_vec(), conn)?);
+            }
+            Ok(rows)
+        });
         match renewed {
             Ok(rows) => {
                 // Sorted by token once, so that each claim looks only at its own rows.
@@ -248,7 +262,7 @@ where
                     crate::events::emit_renewed::<T>(state.claim(), renewed.len());
                     state.renewed(renewed, request_start);
                 }
-                Ok(true)
+                Ok(statements)
             }
             Err(error) => Err(self.unconfirmed(renewing, error)),
         }
@@ -282,14 +296,14 @@ where
     C: R2D2Connection + 'static,
     T: Keepable<C>,
 {
-    fn renew_round(&self) -> bool {
+    fn renew_round(&self) -> usize {
         let claims: Vec<Arc<ClaimState<T::Key>>> = {
             let mut claims = lock(&self.claims);
             claims.retain(|state| !state.is_done());
             claims.clone()
         };
         // An error is kept for `check` to report; the trust deadline does the rest.
-        self.renew(&claims).unwrap_or(true)
+        self.renew(&claims).unwrap_or(1)
     }
 
     fn release_all(&self) {

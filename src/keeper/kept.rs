@@ -14,7 +14,7 @@ use super::LeaseLost;
 use crate::backend::{read_optional, LeaseBackend};
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::{ClockMicros, NoChanges};
-use crate::{Claim, ClaimLease, Error, Guarded, LeaseQuery, Many, Release, RunLeaseDsl};
+use crate::{Claim, ClaimLease, Error, Guarded, HeldRows, LeaseQuery, Many, Release, RunLeaseDsl};
 
 /// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
 /// step of the work, and release or finish its rows when done (dropping it releases too).
@@ -42,7 +42,8 @@ use crate::{Claim, ClaimLease, Error, Guarded, LeaseQuery, Many, Release, RunLea
 pub struct Kept<T: ClaimLease> {
     table: T,
     state: Arc<ClaimState<T::Key>>,
-    unattended: Arc<dyn ReleasesUnattended<T::Key>>,
+    /// What releases the claim when the handle is dropped; none once it was handed back.
+    unattended: Option<Arc<dyn ReleasesUnattended<T::Key>>>,
 }
 
 impl<T: ClaimLease> fmt::Debug for Kept<T> {
@@ -62,7 +63,7 @@ impl<T: ClaimLease> Kept<T> {
         Self {
             table,
             state,
-            unattended,
+            unattended: Some(unattended),
         }
     }
 
@@ -154,7 +155,10 @@ impl<T: ClaimLease> Kept<T> {
     /// the rows released. With a shortest hold that has not passed, the rows are dated instead of
     /// freed (after a reading of the database's clock), and the caller's changes still land. A
     /// release that ran before (this one's, or the keeper's when it stopped) releases nothing
-    /// again. On an error nothing was released, and dropping the handle tries once more.
+    /// again. After an error the claim is renewed no more (the release may have committed
+    /// without its answer arriving, and a renewal must not undo it), so that its lease runs out
+    /// unless another release gets through: run it again, or drop the handle, which tries once
+    /// more.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -180,11 +184,40 @@ impl<T: ClaimLease> Kept<T> {
             changes: NoChanges::default(),
         }
     }
+
+    /// Stops keeping the claim without releasing it: the rows it still holds, as of the last
+    /// renewal, for the caller to finish, release or hand to another keeper. Their lease runs
+    /// out from the last renewal unless it is renewed again.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # use diesel_lease::{Keeper, KeeperSettings};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # let lease = Lease::from_secs(30)?;
+    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let kept = keeper.keep(batch.held())?;
+    /// let held = kept.stop_keeping();
+    /// assert_eq!(held.keys(), [1], "still held, renewed no more");
+    /// assert_eq!(held.release().set(jobs::status.eq("done")).run(&mut pool.get()?)?, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stop_keeping(mut self) -> HeldRows<T> {
+        self.unattended = None;
+        self.state.stop_renewing();
+        HeldRows::new(self.table, self.state.claim().clone(), self.state.held())
+    }
 }
 
 impl<T: ClaimLease> Drop for Kept<T> {
     fn drop(&mut self) {
-        self.unattended.release_unattended(&self.state);
+        if let Some(unattended) = &self.unattended {
+            unattended.release_unattended(&self.state);
+        }
     }
 }
 
@@ -268,8 +301,14 @@ where
                     .run(conn),
                 None => held.release().set(changes).run(conn),
             },
-        )?;
-        Ok(released.unwrap_or_default())
+        );
+        match released {
+            Ok(released) => Ok(released.unwrap_or_default()),
+            Err(error) => {
+                self.state.stop_renewing();
+                Err(error)
+            }
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub use settings::KeeperSettings;
 use state::{lock, ClaimState};
 
 /// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
-/// table in one statement per round, each row guarded by its own claim's token; it notices when
+/// table in one statement per round (one per 4,096 rows, past that many), each row guarded by its own claim's token; it notices when
 /// a renewal changes fewer rows than are held, and stops trusting a lease it could not renew in
 /// time. What it keeps is a [`Kept`] handle, which the work asks
 /// [`is_held`](Kept::is_held) or [`check`](Kept::check) as often as it likes.
@@ -226,7 +226,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     }
 
     /// How many renewal statements the keeper's rounds have sent: one per table and round,
-    /// however many claims and rows it keeps there.
+    /// however many claims it keeps there (one per 4,096 rows, past that many).
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -258,7 +258,7 @@ impl<C: R2D2Connection + 'static> Drop for Keeper<C> {
 }
 
 impl<C: R2D2Connection + 'static> Shared<C> {
-    /// Renews every kept claim once per round, one statement per table, each round `every`
+    /// Renews every kept claim once per round, one statement per table (and 4,096 rows), each round `every`
     /// after the start of the last, until the keeper stops.
     fn run(&self) {
         loop {
@@ -271,9 +271,8 @@ impl<C: R2D2Connection + 'static> Shared<C> {
                 if self.is_stopped() {
                     return;
                 }
-                if table.renew_round() {
-                    self.statements.fetch_add(1, Ordering::SeqCst);
-                }
+                let sent = table.renew_round();
+                self.statements.fetch_add(sent as u64, Ordering::SeqCst);
             }
             self.rounds.fetch_add(1, Ordering::SeqCst);
             let next = round_start + self.settings.renews_every();

@@ -139,8 +139,8 @@ impl<K: Clone + PartialEq> ClaimState<K> {
         }
     }
 
-    /// Renewals stop, with no release: a release that no one waits for failed, and the lease
-    /// runs out on its own. The rows it still held, for operators.
+    /// Renewals stop, with no release: a release failed, and the lease runs out on its own
+    /// unless a later release gets through. The rows it still held, for operators.
     pub(super) fn stop_renewing(&self) -> usize {
         let mut inner = lock(&self.inner);
         inner.renewing = false;

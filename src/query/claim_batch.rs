@@ -97,8 +97,10 @@ impl<T: ClaimLease> ClaimBatch<T, Claimable<T>, NoOrder, NoChanges<T>, T::AllCol
 }
 
 impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, Selection, By> {
-    /// Who claims the rows: `claim`'s owner and token. A worker may claim batch after batch
-    /// under one claim; each batch holds its own rows.
+    /// Who claims the rows: `claim`'s owner and token. The token is what guards a holder's
+    /// writes, so give each unit of work a claim of its own (`Claim::new` per batch): batches
+    /// under one claim are one holder, and a row one of them lost and another won back under
+    /// the same token is still that holder's, to each of them.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");

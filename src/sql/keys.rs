@@ -14,9 +14,9 @@ use crate::{BindKey, ClaimLease, KeyType};
 /// The rows of a table whose primary key is among `keys`. One key is written as Diesel writes a
 /// key's equality (`a = ? AND b = ?`: the plainest plan on every server, where MariaDB scans the
 /// whole index for a row-value list of one); several as `key IN (?, ..)`, or
-/// `(a, b) IN ((?, ?), ..)` for a composite key, padded to a power of two by repeating the last
-/// (the same rows) so that the SQL comes in a few fixed lengths, in lists of at most 512 joined
-/// by `OR`; none as `1 = 0`.
+/// `(a, b) IN ((?, ?), ..)` for a composite key, padded by repeating the last (the same rows) to
+/// a power of two, or past 512 to whole lists of 512 joined by `OR`, so that the SQL comes in a
+/// few fixed lengths; none as `1 = 0`.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -266,13 +266,20 @@ fn walk_lists<'b, V, DB: LeaseBackend>(
     Ok(())
 }
 
-/// `values` padded to a power of two by repeating the last, in lists of at most
-/// [`MOST_VALUES_IN_ONE_LIST`].
+/// `values` padded by repeating the last, in lists of at most [`MOST_VALUES_IN_ONE_LIST`]: to a
+/// power of two up to one list, to whole lists past it, so that the SQL comes in a few lengths
+/// and binds fewer than 512 values more than it names (a power of two would nearly double
+/// 10,000 keys, past SQLite's limit of 32,766 values for wider keys).
 fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
+    let length = if values.len() <= MOST_VALUES_IN_ONE_LIST {
+        values.len().next_power_of_two()
+    } else {
+        values.len().next_multiple_of(MOST_VALUES_IN_ONE_LIST)
+    };
     let padded: Vec<&T> = values
         .iter()
         .chain(values.last().into_iter().cycle())
-        .take(values.len().next_power_of_two())
+        .take(length)
         .collect();
     let lists: Vec<Vec<&T>> = padded
         .chunks(MOST_VALUES_IN_ONE_LIST)
@@ -292,7 +299,7 @@ mod tests {
     use super::padded_lists;
 
     #[test]
-    fn lists_are_padded_to_a_power_of_two_and_split_at_512() {
+    fn lists_are_padded_to_a_power_of_two_up_to_512_and_to_whole_lists_of_512_past_it() {
         let lengths = |count: usize| -> Vec<usize> {
             let values: Vec<usize> = (0..count).collect();
             padded_lists(&values).map(|list| list.len()).collect()
@@ -301,6 +308,8 @@ mod tests {
         assert_eq!(lengths(3), [4]);
         assert_eq!(lengths(512), [512]);
         assert_eq!(lengths(513), [512, 512]);
+        assert_eq!(lengths(1_025), [512, 512, 512]);
+        assert_eq!(lengths(10_000).iter().sum::<usize>(), 10_240);
         let values = [1, 2, 3];
         let padded: Vec<Vec<&i32>> = padded_lists(&values).collect();
         assert_eq!(padded, [vec![&1, &2, &3, &3]], "padded with the last value");

@@ -2,8 +2,11 @@
 //! harness and the bounded wait.
 #![allow(dead_code, unreachable_pub, unused_macros)]
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use diesel::connection::InstrumentationEvent;
 
 use diesel::r2d2::{
     ConnectionManager, CustomizeConnection, Pool, PooledConnection, R2D2Connection,
@@ -111,6 +114,21 @@ macro_rules! server_backend {
             super::build_pool(url(), size, customizer())
         }
 
+        /// A pool of its own with `size` connections, whose checkout waits up to `timeout`.
+        pub fn pool_waiting(
+            size: u32,
+            timeout: std::time::Duration,
+        ) -> Pool<ConnectionManager<Conn>> {
+            pool();
+            super::build_pool_waiting(url(), size, timeout, customizer())
+        }
+
+        /// A pool of its own with `size` connections, and how many `UPDATE`s they have run.
+        pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Updates) {
+            pool();
+            super::pool_counting_updates(url(), size, customizer())
+        }
+
         /// A connection of its own, outside any pool (for session settings that must not leak).
         pub fn connect() -> Conn {
             pool();
@@ -214,7 +232,20 @@ pub fn build_pool<C: R2D2Connection + 'static>(
     size: u32,
     customizer: Customizer<C>,
 ) -> Pool<ConnectionManager<C>> {
-    let builder = Pool::builder().max_size(size).min_idle(Some(0)); // opened as needed
+    build_pool_waiting(url, size, Duration::from_secs(30), customizer)
+}
+
+/// A pool of at most `size` connections to `url`, whose checkout waits up to `timeout`.
+pub fn build_pool_waiting<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
+    timeout: Duration,
+    customizer: Customizer<C>,
+) -> Pool<ConnectionManager<C>> {
+    let builder = Pool::builder()
+        .max_size(size)
+        .min_idle(Some(0)) // opened as needed
+        .connection_timeout(timeout);
     let builder = match customizer {
         Some(customizer) => builder.connection_customizer(customizer),
         None => builder,
@@ -222,6 +253,60 @@ pub fn build_pool<C: R2D2Connection + 'static>(
     builder
         .build(ConnectionManager::new(url))
         .expect("a connection pool")
+}
+
+/// How many `UPDATE` statements the connections of a pool have run without an error.
+pub type Updates = Arc<AtomicU64>;
+
+/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
+/// `Updates` given back the `UPDATE` statements it ran without an error (Diesel's
+/// instrumentation sees every statement, whatever sends it).
+pub fn pool_counting_updates<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
+    inner: Customizer<C>,
+) -> (Pool<ConnectionManager<C>>, Updates) {
+    let updates = Updates::default();
+    let counting = CountingUpdates {
+        inner,
+        updates: Arc::clone(&updates),
+    };
+    (build_pool(url, size, Some(Box::new(counting))), updates)
+}
+
+struct CountingUpdates<C> {
+    inner: Customizer<C>,
+    updates: Updates,
+}
+
+impl<C> std::fmt::Debug for CountingUpdates<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CountingUpdates")
+            .field("updates", &self.updates)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error>
+    for CountingUpdates<C>
+{
+    fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
+        if let Some(inner) = &self.inner {
+            inner.on_acquire(conn)?;
+        }
+        let updates = Arc::clone(&self.updates);
+        conn.set_instrumentation(move |event: InstrumentationEvent<'_>| {
+            if let InstrumentationEvent::FinishQuery {
+                query, error: None, ..
+            } = event
+            {
+                if query.to_string().trim_start().starts_with("UPDATE") {
+                    updates.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        Ok(())
+    }
 }
 
 /// The test tables of a backend: each one's name and DDL.

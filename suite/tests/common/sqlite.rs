@@ -46,6 +46,18 @@ pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
     super::build_pool(path(), size, Some(Box::new(pragmas())))
 }
 
+/// A pool of its own with `size` connections, whose checkout waits up to `timeout`.
+pub fn pool_waiting(size: u32, timeout: std::time::Duration) -> Pool<ConnectionManager<Conn>> {
+    pool();
+    super::build_pool_waiting(path(), size, timeout, Some(Box::new(pragmas())))
+}
+
+/// A pool of its own with `size` connections, and how many `UPDATE`s they have run.
+pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Updates) {
+    pool();
+    super::pool_counting_updates(path(), size, Some(Box::new(pragmas())))
+}
+
 /// A connection of its own, outside any pool.
 pub fn connect() -> Conn {
     pool();
@@ -68,3 +80,7 @@ native_jobs!(
 pub fn earlier(column: &str, secs: u32) -> String {
     format!("strftime('%Y-%m-%d %H:%M:%f', {column}, '-{secs} seconds')")
 }
+
+/// What the catalog says an index covers, by the index's name (bound): its definition.
+pub const INDEX_DEFINITION: &str =
+    "SELECT sql AS definition FROM sqlite_master WHERE type = 'index' AND name = ?";

@@ -209,11 +209,11 @@ fn a_lock_older_than_the_lease_frees_itself() {
         .unwrap();
     age_chat(&mut conn, &chat, LEASE - Duration::from_secs(1));
     age_user(&mut conn, &user, LEASE - Duration::from_secs(1));
-    assert!(
-        locks("node-b")
-            .acquire(&mut *conn, &chat, &user, &next)
-            .is_err(),
-        "not yet"
+    let (refusal, holder) = refused_by(locks("node-b").acquire(&mut *conn, &chat, &user, &next));
+    assert_eq!(
+        (refusal, holder.owner.as_str(), holder.reference.as_str()),
+        ("ConversationBusy", "node-down", lost.as_str()),
+        "not yet: a second before the lease runs out"
     );
 
     age_chat(&mut conn, &chat, past_the_lease());
@@ -828,22 +828,37 @@ fn a_lock_exactly_one_lease_old_is_refused_or_taken_over_never_contended() {
     for _ in 0..30 {
         let user = new_user();
         let chat = new_chat(&mut conn, &user);
+        let (first, second) = (turn(), turn());
         locks("node-a")
-            .acquire(&mut *conn, &chat, &user, &turn())
+            .acquire(&mut *conn, &chat, &user, &first)
             .unwrap();
         // Both locks exactly one lease old: on SQLite's millisecond clock the claim and the read of
         // the holder fall in the same millisecond, and must agree on whether it is outlived.
         age_chat(&mut conn, &chat, LEASE);
         age_user(&mut conn, &user, LEASE);
 
-        let result = locks("node-b").acquire(&mut *conn, &chat, &user, &turn());
+        let result = locks("node-b").acquire(&mut *conn, &chat, &user, &second);
 
-        assert!(
-            matches!(
-                result,
-                Ok(()) | Err(Error::ConversationBusy(_) | Error::TurnInFlight(_))
-            ),
-            "the boundary is one answer, not a retry storm: {result:?}"
+        // Whichever the answer, both locks agree with it: never one lock taken over and the
+        // other refused.
+        let holder =
+            |node: &str, turn: &TurnRef| (Some(node.to_owned()), Some(turn.as_str().to_owned()));
+        let (expected, said) = match &result {
+            Ok(()) => (holder("node-b", &second), "taken over"),
+            Err(Error::ConversationBusy(_) | Error::TurnInFlight(_)) => {
+                (holder("node-a", &first), "refused")
+            }
+            other => panic!("the boundary is one answer, not a retry storm: {other:?}"),
+        };
+        assert_eq!(
+            chat_lock(&mut conn, &chat),
+            expected,
+            "{said}: the chat's lock"
+        );
+        assert_eq!(
+            user_lock(&mut conn, &user),
+            Some(expected),
+            "{said}: the user's lock"
         );
     }
 }
@@ -906,6 +921,45 @@ fn a_kept_turn_outlives_its_lease_and_hears_at_once_when_it_loses_a_lock() {
         user_lock(&mut conn, &user),
         Some((None, None)),
         "the user's lock, still its own, is released"
+    );
+}
+
+#[test]
+fn a_keep_refused_for_a_lost_lock_leaves_the_other_lock_to_the_turn() {
+    use diesel_lease::{Keeper, KeeperSettings};
+    let mut conn = connection();
+    let user = new_user();
+    let chat = new_chat(&mut conn, &user);
+    let node = locks("node-a");
+    let turn = turn();
+    node.acquire(&mut *conn, &chat, &user, &turn).unwrap();
+    // An operator frees the user's lock before the turn is kept.
+    diesel::update(user_settings::table.find(&user))
+        .set(user_settings::table.released())
+        .execute(&mut *conn)
+        .unwrap();
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        KeeperSettings::new(node.lease()).every(Duration::from_millis(20)),
+    )
+    .unwrap();
+
+    let kept = node.keep(&keeper, &chat, &user, &turn);
+
+    assert!(matches!(kept, Err(Error::TurnLost(_))), "{kept:?}");
+    assert_eq!(
+        chat_lock(&mut conn, &chat),
+        (Some("node-a".to_owned()), Some(turn.as_str().to_owned())),
+        "the refused keep released nothing: the chat's lock is still the turn's"
+    );
+    // Nor does it keep it: dated back, it stays so while the keeper makes rounds.
+    age_chat(&mut conn, &chat, past_the_lease());
+    after_rounds(&keeper, 2);
+    assert!(
+        locks("node-b")
+            .acquire(&mut *conn, &chat, &user, &self::turn())
+            .is_ok(),
+        "the turn's lock ran out"
     );
 }
 

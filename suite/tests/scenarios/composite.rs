@@ -34,10 +34,12 @@ fn tenant(conn: &mut backend::Conn, items: i64) -> String {
             )
         })
         .collect();
-    diesel::insert_into(lease_items::table)
-        .values(&rows)
-        .execute(conn)
-        .expect("insert items");
+    for rows in rows.chunks(1_000) {
+        diesel::insert_into(lease_items::table)
+            .values(rows)
+            .execute(conn)
+            .expect("insert items");
+    }
     tenant
 }
 
@@ -100,6 +102,27 @@ fn claim_batch(
         .returning(Item::as_select())
         .run(conn)
         .expect("a batch claim")
+}
+
+#[test]
+fn a_composite_key_batch_of_the_largest_size_is_claimed_and_released_whole() {
+    let conn = &mut connection();
+    let size = diesel_lease::MAX_BATCH_SIZE;
+    let mine = tenant(conn, i64::try_from(size).unwrap());
+    let batch = claim_batch(conn, &mine, size, &Claim::new("worker-1").unwrap());
+    assert_eq!(batch.rows().len(), size);
+
+    // One statement naming every key, two values each: padded to a power of two, 16,384 keys
+    // would bind more values than SQLite allows (32,766).
+    let released = batch
+        .release()
+        .set(lease_items::state.eq("done"))
+        .run(conn)
+        .unwrap();
+    assert_eq!(released.len(), size);
+    assert!(items(conn, &mine)
+        .iter()
+        .all(|item| item.state == "done" && item.holder_token.is_none()));
 }
 
 #[test]

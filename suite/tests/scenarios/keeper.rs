@@ -1,5 +1,6 @@
 // The keeper's scenarios, included once per backend by tests/keeper.rs. Rounds of renewals are
 // counted, not timed: a test waits for the keeper to make rounds, then asserts what they did.
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use diesel::prelude::*;
@@ -63,9 +64,11 @@ fn renewals_move_the_lease_forward_by_the_databases_clock() {
     let lease = Lease::from_secs(30).unwrap();
     let held = claimed(2, lease);
     let ids = held.keys().to_vec();
-    age_jobs(&mut connection(), &ids, Duration::from_secs(25));
     let keeper = Keeper::start(backend::pool_of(2), fast(lease)).unwrap();
     let _kept = keeper.keep(&held).unwrap();
+    // Aged after `keep`, whose own first renewal would otherwise make them fresh: only the
+    // keeper's rounds can.
+    age_jobs(&mut connection(), &ids, Duration::from_secs(25));
     after_rounds(&keeper, 2);
 
     let young: i64 = lease_jobs::table
@@ -171,24 +174,27 @@ fn a_thousand_rows_in_ten_claims_are_renewed_by_one_statement_a_round() {
         claims.push(batch.into_parts().1);
     }
     assert!(left.is_empty() && claims.len() >= 10);
-    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let (pool, updates) = backend::pool_counting_updates(2);
+    let keeper = Keeper::start(pool, fast(minute())).unwrap();
     let kept: Vec<_> = claims
         .iter()
         .map(|held| keeper.keep(held).unwrap())
         .collect();
     // Every row dated 50 s back: only a renewal under its own claim's token makes it fresh.
     age_jobs(conn, &ids, Duration::from_secs(50));
-    let statements = keeper.renewal_statements();
+    let sent = updates.load(Ordering::SeqCst);
     let rounds = keeper.rounds();
     after_rounds(&keeper, 3);
 
-    let (rounds, statements) = (
+    // The UPDATEs the keeper's connections sent, counted by Diesel's instrumentation: one a
+    // round (and one more for a round already under way when the count began).
+    let (rounds, sent) = (
         keeper.rounds() - rounds,
-        keeper.renewal_statements() - statements,
+        updates.load(Ordering::SeqCst) - sent,
     );
     assert!(
-        statements >= 2 && statements <= rounds + 1,
-        "{statements} statements in {rounds} rounds for {} claims of 1,000 rows",
+        sent >= 2 && sent <= rounds + 1,
+        "{sent} UPDATEs in {rounds} rounds for {} claims of 1,000 rows",
         kept.len()
     );
     let aged: i64 = lease_jobs::table
@@ -203,6 +209,144 @@ fn a_thousand_rows_in_ten_claims_are_renewed_by_one_statement_a_round() {
         kept.iter().map(|kept| kept.held().len()).sum::<usize>(),
         1_000
     );
+}
+
+#[test]
+fn two_batches_of_the_largest_size_on_one_table_are_kept_renewed_and_released_whole() {
+    let conn = &mut connection();
+    let size = diesel_lease::MAX_BATCH_SIZE;
+    let (_, ids) = queued_run(conn, 2 * size);
+    let held: Vec<_> = ids
+        .chunks(size)
+        .map(|ids| claim_all(conn, ids, &Claim::new("worker-1").unwrap(), minute()))
+        .collect();
+    let (pool, updates) = backend::pool_counting_updates(2);
+    // Rounds half a second apart: each renews 20,000 rows, beside the other tests' statements.
+    let every = Duration::from_millis(500);
+    let keeper = Keeper::start(pool, KeeperSettings::new(minute()).every(every)).unwrap();
+    let kept: Vec<_> = held
+        .iter()
+        .map(|held| keeper.keep(held).expect("the first renewal of 10,000 rows"))
+        .collect();
+    let ran = updates.load(Ordering::SeqCst);
+    let rounds = keeper.rounds();
+    after_rounds(&keeper, 2);
+    let (rounds, ran) = (
+        keeper.rounds() - rounds,
+        updates.load(Ordering::SeqCst) - ran,
+    );
+    // Five statements a round, of at most 4,096 rows each: one naming all 20,000 would bind
+    // more values than SQLite allows.
+    assert!(
+        ran >= 5 && ran <= 5 * (rounds + 1),
+        "{ran} UPDATEs ran in {rounds} rounds"
+    );
+    assert!(kept.iter().all(|kept| kept.is_held()));
+    let released: usize = kept
+        .iter()
+        .map(|kept| kept.release().run(conn).unwrap().len())
+        .sum();
+    assert_eq!(released, ids.len(), "every row released");
+}
+
+#[test]
+fn a_claim_handed_back_stays_held_renewed_no_more_for_the_caller_to_finish() {
+    let held = claimed(2, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+
+    let handed_back = kept.stop_keeping();
+    assert_eq!(
+        (handed_back.claim(), handed_back.keys()),
+        (held.claim(), held.keys()),
+        "the claim and the rows it holds"
+    );
+    // Dated back: a keeper still renewing would make the rows fresh within a round.
+    let conn = &mut connection();
+    age_jobs(conn, held.keys(), Duration::from_secs(50));
+    after_rounds(&keeper, 2);
+    let fresh: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(held.keys()))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(fresh, 0, "renewed no more");
+    drop(keeper);
+    let mut released = handed_back
+        .release()
+        .set(lease_jobs::status.eq("done"))
+        .run(conn)
+        .unwrap();
+    released.sort();
+    let mut ids = held.keys().to_vec();
+    ids.sort();
+    assert_eq!(
+        released, ids,
+        "still the claim's, released by neither the hand-back nor the keeper's stop"
+    );
+}
+
+#[test]
+fn a_kept_release_that_fails_stops_the_renewals_and_a_retry_still_releases() {
+    let held = claimed(1, minute());
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    let conn = &mut connection();
+
+    // The caller's part breaks the table's CHECK: the statement fails, and may as well have
+    // committed unanswered.
+    let failed = kept.release().set(lease_jobs::status.eq("bogus")).run(conn);
+    assert!(failed.is_err(), "{failed:?}");
+    // Renewed no more: dated back, the row stays so while the keeper makes rounds.
+    age_jobs(conn, held.keys(), Duration::from_secs(50));
+    after_rounds(&keeper, 2);
+    let fresh: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(held.keys()))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(
+        fresh, 0,
+        "a renewal must not undo a release that may have landed"
+    );
+    assert_eq!(
+        kept.release()
+            .set(lease_jobs::status.eq("done"))
+            .run(conn)
+            .unwrap(),
+        held.keys(),
+        "still the claim's: the retry releases it"
+    );
+}
+
+#[test]
+fn a_release_is_not_held_up_by_a_round_waiting_for_the_keepers_only_connection() {
+    let held = claimed(1, minute());
+    // A pool whose checkout waits ten minutes: a round waiting for it outlasts the test.
+    let pool = backend::pool_waiting(1, Duration::from_secs(600));
+    let keeper = Keeper::start(pool.clone(), fast(minute())).unwrap();
+    let kept = keeper.keep(&held).unwrap();
+    let mut busy = pool.get().unwrap();
+    // Ten renewal intervals: a round has begun, and waits for the connection the work holds.
+    std::thread::sleep(Duration::from_millis(200));
+
+    // The release runs on the work's connection; a round holding the claim's statement lock
+    // while it waits for a connection would hold the release up for as long.
+    let (answer, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let released = kept.release().run(&mut *busy);
+        let _ = answer.send(released.map_err(|error| error.to_string()));
+    });
+    match answered.recv_timeout(Duration::from_secs(30)) {
+        Ok(released) => assert_eq!(released.unwrap(), held.keys()),
+        Err(_) => {
+            // Left to its round: dropping the keeper would wait for that round's ten minutes.
+            std::mem::forget(keeper);
+            panic!("the release waited for the keeper's round, which waits for the connection");
+        }
+    }
 }
 
 #[test]
@@ -233,7 +377,10 @@ fn a_row_taken_over_by_another_kept_claim_is_renewed_for_its_new_holder_alone() 
         if keeper.rounds() != rounds_before || !first.is_held() {
             continue;
         }
-        after_rounds(&keeper, 1);
+        // Both rows dated back, so that only rounds renewing both claims, each row under its
+        // own claim's token, make them fresh again; two rounds, so that one began after this.
+        age_jobs(conn, &ids, Duration::from_secs(50));
+        after_rounds(&keeper, 2);
 
         let lost = first
             .check()
@@ -247,9 +394,21 @@ fn a_row_taken_over_by_another_kept_claim_is_renewed_for_its_new_holder_alone() 
             second.is_held(),
             "the row is renewed for the claim that holds it"
         );
+        let mut fresh: Vec<(String, Option<String>)> = lease_jobs::table
+            .filter(lease_jobs::id.eq_any(&ids))
+            .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
+            .select((lease_jobs::id, lease_jobs::lease_token))
+            .load(conn)
+            .unwrap();
+        fresh.sort();
+        let mut expected = vec![
+            (ids[0].clone(), Some(held.claim().token().to_owned())),
+            (ids[1].clone(), Some(second_claim.token().to_owned())),
+        ];
+        expected.sort();
         assert_eq!(
-            job(conn, &ids[1]).lease_token.as_deref(),
-            Some(second_claim.token())
+            fresh, expected,
+            "each row renewed under its own claim's token"
         );
         return;
     }
