@@ -37,6 +37,21 @@ impl Write for EventWriter {
     }
 }
 
+/// What `work` gives back, and the events it emitted on this thread, formatted.
+fn events_during<R>(work: impl FnOnce() -> R) -> (R, String) {
+    let events: &'static Mutex<Vec<u8>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || EventWriter(events))
+        .finish();
+    let done = tracing::subscriber::with_default(subscriber, work);
+    let all = events
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    (done, String::from_utf8_lossy(&all).into_owned())
+}
+
 /// The events that name `owner`.
 fn events_of(owner: &str) -> Vec<String> {
     let all = events()

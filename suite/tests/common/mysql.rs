@@ -28,7 +28,8 @@ pub fn questions(conn: &mut Conn) -> i64 {
     server_count(conn, "SHOW SESSION STATUS LIKE 'Questions'")
 }
 
-/// A counter of the server's, read by `show` (`SHOW [SESSION | GLOBAL] STATUS LIKE '<name>'`).
+/// A counter of the server's, read by `show`: `SHOW [SESSION | GLOBAL] STATUS LIKE '<name>'`, or
+/// any query of one text column `Value`.
 pub fn server_count(conn: &mut Conn, show: &str) -> i64 {
     let status: Value = diesel::sql_query(show)
         .get_result(conn)
@@ -89,3 +90,9 @@ struct Value {
     #[diesel(column_name = Value)]
     value: String,
 }
+
+/// What the catalog says an index covers, by the index's name (bound): its columns in order.
+pub const INDEX_DEFINITION: &str =
+    "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) AS definition \
+     FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = ? \
+     GROUP BY INDEX_NAME";

@@ -41,3 +41,7 @@ pub fn waits_for_a_lock(conn: &mut Conn, pid: i32) {
             .waiting
     });
 }
+
+/// What the catalog says an index covers, by the index's name (bound): its definition.
+pub const INDEX_DEFINITION: &str =
+    "SELECT indexdef AS definition FROM pg_indexes WHERE indexname = $1";

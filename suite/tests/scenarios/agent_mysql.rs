@@ -59,7 +59,8 @@ struct ConnectionId {
 }
 
 #[test]
-fn a_one_statement_acquire_whose_answer_is_lost_is_outcome_unknown_and_a_retry_holds_both_locks() {
+fn a_one_statement_acquire_whose_answer_is_lost_is_outcome_unknown_and_a_retry_holds_both_locks_whether_it_committed_or_not(
+) {
     let mut setup = connection();
     let user = new_user();
     let chat = new_chat(&mut setup, &user);
@@ -81,9 +82,15 @@ fn a_one_statement_acquire_whose_answer_is_lost_is_outcome_unknown_and_a_retry_h
         matches!(lost, Err(Error::OutcomeUnknown(_))),
         "the statement may have committed: {lost:?}"
     );
+    // The session was killed before the statement reached the server: it did not commit.
+    assert_eq!(chat_lock(&mut setup, &chat), (None, None));
     locks("node-a")
         .acquire(&mut *setup, &chat, &user, &turn)
-        .expect("a retry of the same turn is safe");
+        .expect("a retry of the same turn is safe when the first did not commit");
+    // As if the lost statement had committed: the same turn's retry holds both locks still.
+    locks("node-a")
+        .acquire(&mut backend::connect(), &chat, &user, &turn)
+        .expect("a retry of the same turn is safe when the first committed");
     let reference = Some(turn.as_str().to_owned());
     assert_eq!(
         chat_lock(&mut setup, &chat),

@@ -37,6 +37,17 @@ fn a_connection_killed_mid_acquire_leaves_no_chat_lock_without_its_user_lock() {
             let pid = pid_rx.recv().unwrap();
             let mut killer = backend::connect();
             waits_for_a_lock(&mut killer, pid);
+            // The victim waits with the chat's row locked: its chat lock written, uncommitted.
+            let chat_row = conversations::table
+                .find(&chat)
+                .select(conversations::id)
+                .for_update()
+                .no_wait()
+                .first::<String>(&mut killer);
+            assert!(
+                chat_row.is_err(),
+                "the victim holds the chat's row: {chat_row:?}"
+            );
             diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
                 .execute(&mut killer)?;
             Ok(victim.join().unwrap())

@@ -20,8 +20,17 @@ fn renewing_one_row_finds_it_by_its_key_rather_than_scanning_the_table() {
     let pool = crate::common::build_pool(backend::url(), 2, Some(Box::new(SafeUpdates)));
     let keeper = Keeper::start(pool.clone(), fast(minute())).unwrap();
     let kept = keeper.keep(&held).expect("the first renewal, by key");
+    // Dated back after `keep`: only the rounds' renewals, refused if they scanned, renew it.
+    age_jobs(&mut connection(), held.keys(), Duration::from_secs(50));
     after_rounds(&keeper, 2);
     assert!(kept.is_held(), "{:?}", kept.check());
+    let fresh: i64 = lease_jobs::table
+        .filter(lease_jobs::id.eq_any(held.keys()))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
+        .count()
+        .get_result(&mut connection())
+        .unwrap();
+    assert_eq!(fresh, 1, "renewed by the keeper's rounds");
     assert_eq!(
         kept.release().run(&mut pool.get().unwrap()).unwrap(),
         held.keys(),

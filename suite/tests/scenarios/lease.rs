@@ -310,14 +310,23 @@ fn a_claim_dated_back_blocks_others_only_for_what_is_left_of_the_lease() {
         .execute(&mut *conn)
         .unwrap();
 
+    // Dated 55 s back by the database's clock: a claim under a lease of 56 s finds it fresh,
+    // one under 54 s finds it outlived. No row is aged: what is measured is the claim's own date.
     let rival = Claim::new("worker-2").unwrap();
     assert_eq!(
         claim(&mut conn, &id, &rival, lease),
         None,
         "blocked for the 5 s hold"
     );
-    self::age(&mut conn, &id, Duration::from_secs(61));
-    assert!(claim(&mut conn, &id, &rival, lease).is_some());
+    assert_eq!(
+        claim(&mut conn, &id, &rival, Lease::from_secs(56).unwrap()),
+        None,
+        "taken 55 s ago, not longer"
+    );
+    assert!(
+        claim(&mut conn, &id, &rival, Lease::from_secs(54).unwrap()).is_some(),
+        "taken 55 s ago, so what is left of a 60 s lease is 5 s"
+    );
 }
 
 #[test]
