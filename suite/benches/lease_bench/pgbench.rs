@@ -47,13 +47,38 @@ fn with_variables(sql: &str, names: &[&str]) -> Res<String> {
 /// The cycle for pgbench: client `c` works on row `c + 1` with a random token each cycle; the
 /// strings are `-D` variables.
 fn script() -> Res<String> {
-    let claim = with_variables(Pg::CLAIM, &["owner", "token", "running", "id", "lease"])?;
+    // The caller's changes (the status) come first in the SET list, as the library writes it.
+    let claim = with_variables(Pg::CLAIM, &["running", "owner", "token", "id", "lease"])?;
     let renew = with_variables(Pg::RENEW, &["id", "token"])?;
     let release = with_variables(Pg::RELEASE, &["queued", "id", "token"])?;
     Ok(format!(
         "\\set id :client_id + 1\n\\set token random(1000000000000000000, 9000000000000000000)\n\
          \\set lease {LEASE_MICROS}\n{claim};\n{renew};\n{release};\n"
     ))
+}
+
+/// Fails unless every row of the first `clients` that pgbench left held is held as its cycle
+/// claims one (by its owner, running): a script whose variables are named out of order claims
+/// with the wrong values, and then its guarded renewals and releases change nothing and its
+/// next claims are refused, a cycle without a write, which runs several times faster.
+fn held_as_claimed(conn: &mut diesel::PgConnection, clients: usize) -> Res<()> {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        rows: i64,
+    }
+    let wrong: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS rows FROM bench_leases WHERE id <= $1 AND claim_token IS NOT NULL \
+         AND (owner IS DISTINCT FROM $2 OR status <> 'running')",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(i64::try_from(clients)?)
+    .bind::<diesel::sql_types::Text, _>(OWNER)
+    .get_result(conn)?;
+    check(
+        wrong.rows == 0,
+        "pgbench claimed rows with values other than the cycle's: its variables are out of order",
+    )
 }
 
 /// Runs pgbench for `secs` at `clients`; its transactions (cycles) per second.
@@ -131,7 +156,9 @@ pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
             let mut variants = [
                 Variant::new("pgbench", || {
                     Pg::free_rows(&mut conn.borrow_mut())?;
-                    rate(url, script_path, clients, secs.get())
+                    let rate = rate(url, script_path, clients, secs.get())?;
+                    held_as_claimed(&mut conn.borrow_mut(), clients)?;
+                    Ok(rate)
                 }),
                 Variant::new("library", || {
                     Pg::free_rows(&mut conn.borrow_mut())?;
