@@ -444,10 +444,10 @@ pub mod mysql_batch {
     pub const CANDIDATES: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ?";
     /// A round of the batch's locking: candidates locked through the primary key.
     pub const LOCK_KEYS: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` FORCE INDEX (PRIMARY) WHERE {keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) LIMIT ? FOR UPDATE SKIP LOCKED";
-    pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6) WHERE ({keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
+    pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6) WHERE ({keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
     pub const READ_BACK: &str = "SELECT `bench_jobs`.`id`, `bench_jobs`.`id`, NULL FROM `bench_jobs` WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?))";
     pub const LOCK_HELD: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?)) FOR UPDATE";
-    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?))";
+    pub const RELEASE: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?))";
 
     hand_statement!(HandCandidates, CANDIDATES);
     keyed_statement!(HandLockKeys, KEY, LOCK_KEYS);
