@@ -11,14 +11,18 @@ fn events() -> &'static Mutex<Vec<u8>> {
     static EVENTS: OnceLock<&'static Mutex<Vec<u8>>> = OnceLock::new();
     EVENTS.get_or_init(|| {
         let events: &'static Mutex<Vec<u8>> = Box::leak(Box::new(Mutex::new(Vec::new())));
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .with_writer(move || EventWriter(events))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        tracing::subscriber::set_global_default(collector(events)).expect("the only subscriber");
         events
     })
+}
+
+/// A subscriber that formats every event, `DEBUG` and up, into `events`.
+fn collector(events: &'static Mutex<Vec<u8>>) -> impl tracing::Subscriber + Send + Sync {
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || EventWriter(events))
+        .finish()
 }
 
 struct EventWriter(&'static Mutex<Vec<u8>>);
@@ -40,12 +44,7 @@ impl Write for EventWriter {
 /// What `work` gives back, and the events it emitted on this thread, formatted.
 fn events_during<R>(work: impl FnOnce() -> R) -> (R, String) {
     let events: &'static Mutex<Vec<u8>> = Box::leak(Box::new(Mutex::new(Vec::new())));
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || EventWriter(events))
-        .finish();
-    let done = tracing::subscriber::with_default(subscriber, work);
+    let done = tracing::subscriber::with_default(collector(events), work);
     let all = events
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -22,6 +22,32 @@ fn fast(lease: Lease) -> KeeperSettings {
     KeeperSettings::new(lease).every(Duration::from_millis(20))
 }
 
+/// How many of the jobs `ids` are younger than `secs`, by the database's clock: renewed since
+/// they were dated back further.
+fn fresh_within(ids: &[String], secs: u64) -> i64 {
+    lease_jobs::table
+        .filter(lease_jobs::id.eq_any(ids))
+        .filter(lease_jobs::table.fresh(Lease::from_secs(secs).unwrap()))
+        .count()
+        .get_result(&mut connection())
+        .unwrap()
+}
+
+/// Waits for `rounds` more rounds of `keeper`; how many rounds came, and how many `UPDATE`s ran
+/// meanwhile on the connections `updates` counts.
+fn updates_in_rounds<C: diesel::r2d2::R2D2Connection>(
+    keeper: &Keeper<C>,
+    updates: &crate::common::Updates,
+    rounds: u64,
+) -> (u64, u64) {
+    let (ran, before) = (updates.load(Ordering::SeqCst), keeper.rounds());
+    after_rounds(keeper, rounds);
+    (
+        keeper.rounds() - before,
+        updates.load(Ordering::SeqCst) - ran,
+    )
+}
+
 #[test]
 fn a_row_released_behind_the_keepers_back_is_reported_lost_within_a_round() {
     let held = claimed(3, minute());
@@ -71,13 +97,11 @@ fn renewals_move_the_lease_forward_by_the_databases_clock() {
     age_jobs(&mut connection(), &ids, Duration::from_secs(25));
     after_rounds(&keeper, 2);
 
-    let young: i64 = lease_jobs::table
-        .filter(lease_jobs::id.eq_any(&ids))
-        .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
-        .count()
-        .get_result(&mut connection())
-        .unwrap();
-    assert_eq!(young, 2, "both rows were renewed, 25 s old before");
+    assert_eq!(
+        fresh_within(&ids, 10),
+        2,
+        "both rows were renewed, 25 s old before"
+    );
 }
 
 #[test]
@@ -182,16 +206,9 @@ fn a_thousand_rows_in_ten_claims_are_renewed_by_one_statement_a_round() {
         .collect();
     // Every row dated 50 s back: only a renewal under its own claim's token makes it fresh.
     age_jobs(conn, &ids, Duration::from_secs(50));
-    let sent = updates.load(Ordering::SeqCst);
-    let rounds = keeper.rounds();
-    after_rounds(&keeper, 3);
-
-    // The UPDATEs the keeper's connections sent, counted by Diesel's instrumentation: one a
+    // The UPDATEs the keeper's connections ran, counted by Diesel's instrumentation: one a
     // round (and one more for a round already under way when the count began).
-    let (rounds, sent) = (
-        keeper.rounds() - rounds,
-        updates.load(Ordering::SeqCst) - sent,
-    );
+    let (rounds, sent) = updates_in_rounds(&keeper, &updates, 3);
     assert!(
         sent >= 2 && sent <= rounds + 1,
         "{sent} UPDATEs in {rounds} rounds for {} claims of 1,000 rows",
@@ -228,13 +245,7 @@ fn two_batches_of_the_largest_size_on_one_table_are_kept_renewed_and_released_wh
         .iter()
         .map(|held| keeper.keep(held).expect("the first renewal of 10,000 rows"))
         .collect();
-    let ran = updates.load(Ordering::SeqCst);
-    let rounds = keeper.rounds();
-    after_rounds(&keeper, 2);
-    let (rounds, ran) = (
-        keeper.rounds() - rounds,
-        updates.load(Ordering::SeqCst) - ran,
-    );
+    let (rounds, ran) = updates_in_rounds(&keeper, &updates, 2);
     // Five statements a round, of at most 4,096 rows each: one naming all 20,000 would bind
     // more values than SQLite allows.
     assert!(
@@ -265,13 +276,7 @@ fn a_claim_handed_back_stays_held_renewed_no_more_for_the_caller_to_finish() {
     let conn = &mut connection();
     age_jobs(conn, held.keys(), Duration::from_secs(50));
     after_rounds(&keeper, 2);
-    let fresh: i64 = lease_jobs::table
-        .filter(lease_jobs::id.eq_any(held.keys()))
-        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
-        .count()
-        .get_result(conn)
-        .unwrap();
-    assert_eq!(fresh, 0, "renewed no more");
+    assert_eq!(fresh_within(held.keys(), 40), 0, "renewed no more");
     drop(keeper);
     let mut released = handed_back
         .release()
@@ -301,14 +306,9 @@ fn a_kept_release_that_fails_stops_the_renewals_and_a_retry_still_releases() {
     // Renewed no more: dated back, the row stays so while the keeper makes rounds.
     age_jobs(conn, held.keys(), Duration::from_secs(50));
     after_rounds(&keeper, 2);
-    let fresh: i64 = lease_jobs::table
-        .filter(lease_jobs::id.eq_any(held.keys()))
-        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
-        .count()
-        .get_result(conn)
-        .unwrap();
     assert_eq!(
-        fresh, 0,
+        fresh_within(held.keys(), 40),
+        0,
         "a renewal must not undo a release that may have landed"
     );
     assert_eq!(
@@ -441,13 +441,11 @@ fn past_the_longest_hold_the_keeper_stops_renewing_and_says_so() {
         statements,
         "no renewal after the longest hold"
     );
-    let fresh: i64 = lease_jobs::table
-        .filter(lease_jobs::id.eq_any(held.keys()))
-        .filter(lease_jobs::table.fresh(Lease::from_secs(40).unwrap()))
-        .count()
-        .get_result(conn)
-        .unwrap();
-    assert_eq!(fresh, 0, "the row ages towards its takeover");
+    assert_eq!(
+        fresh_within(held.keys(), 40),
+        0,
+        "the row ages towards its takeover"
+    );
 }
 
 #[test]
