@@ -248,15 +248,22 @@ mod tests {
     }
 
     /// A lease of 10 s, renewed every 3 s, trusted for 8 s after a confirmed renewal.
-    fn settings() -> KeeperSettings {
-        KeeperSettings::new(Lease::from_secs(10).expect("a lease"))
+    fn settings() -> Result<KeeperSettings, Error> {
+        Ok(KeeperSettings::new(Lease::from_secs(10)?)
             .every(Duration::from_secs(3))
-            .margin(Duration::from_secs(2))
+            .margin(Duration::from_secs(2)))
     }
 
-    fn kept(clock: &FakeClock, settings: KeeperSettings) -> ClaimState<i64> {
-        let claim = Claim::new("worker-1").expect("a claim");
-        ClaimState::new("jobs", claim, vec![1, 2, 3], settings, None, clock.at(0))
+    fn kept(clock: &FakeClock, settings: KeeperSettings) -> Result<ClaimState<i64>, Error> {
+        let claim = Claim::new("worker-1")?;
+        Ok(ClaimState::new(
+            "jobs",
+            claim,
+            vec![1, 2, 3],
+            settings,
+            None,
+            clock.at(0),
+        ))
     }
 
     fn reason(state: &ClaimState<i64>, at: Instant) -> Option<LossReason> {
@@ -264,28 +271,31 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_trusted_before_the_first_confirmed_renewal() {
+    fn nothing_is_trusted_before_the_first_confirmed_renewal() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         assert_eq!(reason(&state, clock.at(0)), Some(LossReason::Unconfirmed));
+        Ok(())
     }
 
     #[test]
-    fn a_confirmed_renewal_is_trusted_for_the_lease_less_the_margin_from_its_request() {
+    fn a_confirmed_renewal_is_trusted_for_the_lease_less_the_margin_from_its_request(
+    ) -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         state.renewed(&[&1, &2, &3], clock.at(1_000));
         assert_eq!(reason(&state, clock.at(8_999)), None);
         let lost = state
             .loss(clock.at(9_000))
             .map(|lost| (lost.reason, lost.rows));
         assert_eq!(lost, Some((LossReason::Unconfirmed, vec![1, 2, 3])));
+        Ok(())
     }
 
     #[test]
-    fn a_failed_renewal_keeps_the_deadline_and_a_loss_past_it_is_final() {
+    fn a_failed_renewal_keeps_the_deadline_and_a_loss_past_it_is_final() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         state.renewed(&[&1, &2, &3], clock.at(0));
         let unreachable = Error::InvalidSettings("the server did not answer".into());
         state.unconfirmed(&unreachable, clock.at(3_000));
@@ -312,12 +322,13 @@ mod tests {
             lost.is_some_and(|lost| lost.cause.is_some()),
             "the last error is told"
         );
+        Ok(())
     }
 
     #[test]
-    fn a_renewal_that_changed_fewer_rows_loses_those_and_keeps_the_rest() {
+    fn a_renewal_that_changed_fewer_rows_loses_those_and_keeps_the_rest() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         state.renewed(&[&1, &3], clock.at(0));
         assert_eq!(state.held(), [1, 3]);
         let lost = state.loss(clock.at(1)).map(|lost| (lost.reason, lost.rows));
@@ -326,12 +337,13 @@ mod tests {
             state.to_renew(clock.at(1)),
             "the rows still held are still renewed"
         );
+        Ok(())
     }
 
     #[test]
-    fn past_the_longest_hold_renewals_stop_and_the_claim_is_lost() {
+    fn past_the_longest_hold_renewals_stop_and_the_claim_is_lost() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings().at_most(Duration::from_secs(5)));
+        let state = kept(&clock, settings()?.at_most(Duration::from_secs(5)))?;
         state.renewed(&[&1, &2, &3], clock.at(4_000));
         assert!(state.to_renew(clock.at(4_999)));
         assert_eq!(reason(&state, clock.at(4_999)), None);
@@ -340,35 +352,39 @@ mod tests {
             reason(&state, clock.at(5_000)),
             Some(LossReason::LongestHold)
         );
+        Ok(())
     }
 
     #[test]
-    fn a_longest_hold_beyond_the_clock_never_comes() {
+    fn a_longest_hold_beyond_the_clock_never_comes() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings().at_most(Duration::MAX));
+        let state = kept(&clock, settings()?.at_most(Duration::MAX))?;
         state.renewed(&[&1], clock.at(0));
         assert!(state.to_renew(clock.at(1_000)));
+        Ok(())
     }
 
     #[test]
-    fn a_released_claim_is_renewed_no_more_and_says_so() {
+    fn a_released_claim_is_renewed_no_more_and_says_so() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         state.renewed(&[&1, &2, &3], clock.at(0));
         state.mark_released(vec![1, 2]);
         assert!(state.is_done());
         assert!(!state.to_renew(clock.at(1)));
         assert_eq!(state.release_outcome(), Some(vec![1, 2]));
         assert_eq!(reason(&state, clock.at(1)), Some(LossReason::Released));
+        Ok(())
     }
 
     #[test]
-    fn a_claim_whose_release_failed_is_renewed_no_more() {
+    fn a_claim_whose_release_failed_is_renewed_no_more() -> Result<(), Error> {
         let clock = FakeClock::start();
-        let state = kept(&clock, settings());
+        let state = kept(&clock, settings()?)?;
         state.renewed(&[&1, &2, &3], clock.at(0));
         assert_eq!(state.stop_renewing(), 3);
         assert!(state.is_done());
         assert!(!state.to_renew(clock.at(1)));
+        Ok(())
     }
 }
