@@ -171,8 +171,8 @@ where
     recovered(row, conn)
 }
 
-/// `read`, the outcome of a read on `conn`: after a database error, `conn` is given what its
-/// backend needs before the statement may run again.
+/// The outcome `read` of a read on `conn`, passed through; on a database error, `conn` first gets
+/// what its backend needs before the failed statement may run again.
 fn recovered<C, R>(read: QueryResult<R>, conn: &mut C) -> QueryResult<R>
 where
     C: Connection,

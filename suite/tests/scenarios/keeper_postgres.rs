@@ -29,11 +29,9 @@ fn a_killed_connection_is_replaced_and_the_lease_is_kept() {
     after_rounds(&keeper, 3);
 
     assert!(kept.is_held(), "{:?}", kept.check());
-    let fresh: i64 = lease_jobs::table
-        .filter(lease_jobs::id.eq_any(held.keys()))
-        .filter(lease_jobs::table.fresh(Lease::from_secs(10).unwrap()))
-        .count()
-        .get_result(conn)
-        .unwrap();
-    assert_eq!(fresh, 1, "renewed over a new connection");
+    assert_eq!(
+        fresh_within(held.keys(), 10),
+        1,
+        "renewed over a new connection"
+    );
 }
