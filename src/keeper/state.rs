@@ -97,6 +97,10 @@ impl<K: Clone + PartialEq> ClaimState<K> {
         if !inner.renewing || inner.release_outcome.is_some() {
             return false;
         }
+        if inner.held.is_empty() {
+            // A claim of no rows (an empty batch) has nothing to renew, and nothing to lose.
+            return false;
+        }
         if self.past_longest_hold(now) {
             inner.renewing = false;
             inner.reason.get_or_insert(LossReason::LongestHold);
@@ -173,6 +177,10 @@ impl<K: Clone + PartialEq> ClaimState<K> {
             reason
         } else if inner.release_outcome.is_some() {
             LossReason::Released
+        } else if inner.held.is_empty() {
+            // Nothing held and no loss recorded: a claim of no rows, which cannot lose any. (Rows
+            // that were held and lost have their reason recorded, and are told above.)
+            return None;
         } else if self.past_longest_hold(now) {
             LossReason::LongestHold
         } else if now >= inner.trusted_until {
@@ -361,6 +369,37 @@ mod tests {
         let state = kept(&clock, settings()?.at_most(Duration::MAX))?;
         state.renewed(&[&1], clock.at(0));
         assert!(state.to_renew(clock.at(1_000)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_claim_of_no_rows_is_held_unrenewed_and_never_lost_until_released() -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let claim = Claim::new("worker-1")?;
+        let settings = settings()?.at_most(Duration::from_secs(5));
+        let state = ClaimState::<i64>::new("jobs", claim, Vec::new(), settings, None, clock.at(0));
+        for at in [0, 9_000, 60_000] {
+            assert!(!state.to_renew(clock.at(at)), "nothing to renew at {at} ms");
+            assert_eq!(
+                reason(&state, clock.at(at)),
+                None,
+                "nothing lost at {at} ms"
+            );
+        }
+        state.mark_released(Vec::new());
+        assert_eq!(reason(&state, clock.at(60_001)), Some(LossReason::Released));
+        Ok(())
+    }
+
+    #[test]
+    fn a_claim_whose_every_row_was_taken_over_stays_lost() -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings()?)?;
+        state.renewed(&[], clock.at(0));
+        assert!(state.held().is_empty());
+        let lost = state.loss(clock.at(1)).map(|lost| (lost.reason, lost.rows));
+        assert_eq!(lost, Some((LossReason::TakenOver, vec![1, 2, 3])));
+        assert!(!state.to_renew(clock.at(1)), "nothing left to renew");
         Ok(())
     }
 

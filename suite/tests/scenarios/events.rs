@@ -122,3 +122,32 @@ fn a_drop_that_finds_no_pool_connection_leaves_the_lease_to_run_out_and_warns() 
         "{events:#?}"
     );
 }
+
+#[test]
+fn an_empty_batch_kept_past_its_longest_hold_tells_operators_of_no_loss() {
+    crate::events();
+    let conn = &mut connection();
+    let claim = Claim::new(&unique_id("owner")).unwrap();
+    let batch = lease_jobs::table
+        .claim_batch(10, minute())
+        .by(&claim)
+        .filter(lease_jobs::status.eq("no such status"))
+        .returning(lease_jobs::id)
+        .run::<String>(conn)
+        .unwrap();
+    let keeper = Keeper::start(
+        backend::pool_of(2),
+        KeeperSettings::new(minute())
+            .every(Duration::from_millis(20))
+            .at_most(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let kept = keeper.keep(batch.held()).unwrap();
+    after_rounds(&keeper, 20);
+    assert!(kept.is_held());
+    let events = crate::events_of(claim.owner());
+    assert!(
+        !events.iter().any(|line| line.contains("lease lost")),
+        "nothing was held, so nothing was lost: {events:#?}"
+    );
+}

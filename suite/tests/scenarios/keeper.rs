@@ -686,3 +686,33 @@ fn a_release_after_the_shortest_hold_frees_the_row_at_once() {
     );
     assert!(taken_by_another(&held.keys()[0], minute()));
 }
+
+/// A batch claim that found nothing due: the normal answer of a queue with no work.
+fn empty_batch(conn: &mut backend::Conn, claim: &Claim) -> HeldRows<lease_jobs::table> {
+    let batch = lease_jobs::table
+        .claim_batch(10, minute())
+        .by(claim)
+        .filter(lease_jobs::status.eq("no such status"))
+        .returning(lease_jobs::id)
+        .run::<String>(conn)
+        .unwrap();
+    assert!(batch.is_empty());
+    batch.into_parts().1
+}
+
+#[test]
+fn an_empty_batch_is_kept_as_held_renewed_by_no_statement_and_never_lost_until_released() {
+    let conn = &mut connection();
+    let batch = empty_batch(conn, &Claim::new("worker-1").unwrap());
+    let (pool, updates) = backend::pool_counting_updates(2);
+    // A longest hold of 100 ms, which 20 rounds pass: a claim of rows would be lost by then.
+    let keeper = Keeper::start(pool, fast(minute()).at_most(Duration::from_millis(100))).unwrap();
+    let kept = keeper.keep(&batch).unwrap();
+    let statements = keeper.renewal_statements();
+    let (_, sent) = updates_in_rounds(&keeper, &updates, 20);
+    assert_eq!(kept.check(), Ok(()), "nothing held, so nothing lost");
+    assert!(kept.is_held());
+    assert_eq!(sent, 0, "no UPDATE renews a claim of no rows");
+    assert_eq!(keeper.renewal_statements(), statements);
+    assert_eq!(kept.release().run(conn).unwrap(), Vec::<String>::new());
+}
