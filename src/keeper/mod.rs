@@ -132,6 +132,10 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// fails is the error returned. Keep a table's claims with a keeper of the lease its
     /// claimers use: whoever judges a lease outlived must use the same lease as its holder.
     ///
+    /// A claim of no rows (an empty batch, the usual answer when no work is due) is kept as
+    /// held: there is nothing to renew, so no statement is sent for it, and nothing to lose, so it
+    /// is never reported lost, past a longest hold too; once released it says so, as any claim.
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::prelude::*;
