@@ -5,6 +5,10 @@
 # installs only what is missing (Debian, as root, no systemd), starts only what is stopped.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# A failure here says which command failed and how each server stands, so that CI's log tells.
+trap 'rc=$?; echo "services.sh: line $LINENO failed (exit $rc): $BASH_COMMAND" >&2;
+  pg_isready -h 127.0.0.1 -p 5432 >&2 || true; pg_isready -h 127.0.0.1 -p 6432 >&2 || true;
+  mariadb-admin ping >&2 || true' ERR
 
 need=()
 command -v pg_ctlcluster >/dev/null || need+=(postgresql postgresql-contrib)
@@ -73,9 +77,17 @@ INI
 echo '"postgres" ""' > "$bouncer/userlist.txt"
 mv "$bouncer/pgbouncer.ini.new" "$bouncer/pgbouncer.ini"
 chown postgres:postgres "$bouncer"/*
-if ! { [ -s "$bouncer/pgbouncer.pid" ] && kill -0 "$(cat "$bouncer/pgbouncer.pid")" 2>/dev/null; }; then
+# Whether it answers, not whether its pid file names a live process: a PgBouncer killed with the
+# session that started it leaves its pid file, whose pid may since be another process's.
+if ! pg_isready -q -h 127.0.0.1 -p 6432; then
   # The package's own PgBouncer, if its install started one, would hold the port with its settings.
   if [ -x /etc/init.d/pgbouncer ]; then /etc/init.d/pgbouncer stop >/dev/null 2>&1 || true; fi
+  stale=$(cat "$bouncer/pgbouncer.pid" 2>/dev/null || true)
+  if [ -n "$stale" ] && [ "$(cat "/proc/$stale/comm" 2>/dev/null)" = pgbouncer ]; then
+    kill "$stale" 2>/dev/null || true  # ours, not answering
+    sleep 1
+  fi
+  rm -f "$bouncer/pgbouncer.pid"
   runuser -u postgres -- pgbouncer -d "$bouncer/pgbouncer.ini"
   for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p 6432 && break; sleep 0.5; done
 fi
