@@ -180,6 +180,20 @@ impl From<Lease> for Age {
 /// A lease or age outside its range: what [`Lease::new`] and [`Age::new`] refuse, and what
 /// [`Error::InvalidLease`](crate::Error::InvalidLease) carries.
 ///
+/// The constructors are `const` (a lease can be a constant), so they return this error of their
+/// own rather than the crate's [`Error`](crate::Error); `?` in a function returning `Error`, or
+/// `Error::from`, makes it `Error::InvalidLease`, which is what code matching one error type
+/// matches (as in 0.1):
+///
+/// ```
+/// use diesel_lease::{Error, Lease};
+///
+/// fn turn_lease(secs: u64) -> Result<Lease, Error> {
+///     Ok(Lease::from_secs(secs)?)
+/// }
+/// assert!(matches!(turn_lease(0), Err(Error::InvalidLease(_))));
+/// ```
+///
 /// ```
 /// use diesel_lease::{Error, Lease};
 ///

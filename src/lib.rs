@@ -114,18 +114,61 @@ pub use diesel as __diesel;
 pub struct ReadmeDoctests;
 
 /// What a table author imports: the traits whose methods build and run the statements, the
-/// values they take and the outcomes they give.
+/// values they take, the outcomes and handles they give, the keeper, the bound of generic code
+/// ([`LeaseQuery`](crate::LeaseQuery)), the database's clock ([`now`](crate::now)) and the
+/// largest batch: whatever ordinary code names in a helper's signature.
 ///
 /// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
 ///
-/// let claim = Claim::new("worker-1")?;
+/// /// Claims the next due jobs, at most `MAX_BATCH_SIZE`, and keeps them.
+/// fn take_due(
+///     conn: &mut DocConnection,
+///     keeper: &Keeper<DocConnection>,
+///     worker: &Claim,
+///     lease: Lease,
+/// ) -> Result<Kept<jobs::table>, diesel_lease::Error> {
+///     let batch: Batch<i64, jobs::table> = jobs::table
+///         .claim_batch(MAX_BATCH_SIZE, lease)
+///         .by(worker)
+///         .filter(jobs::status.eq("queued"))
+///         .returning(jobs::id)
+///         .run(conn)?;
+///     keeper.keep(batch.held())
+/// }
+///
+/// /// Finishes what a worker holds: the rows by their keys, guarded by its token.
+/// fn finish(held: &HeldRows<jobs::table>, conn: &mut DocConnection) -> Result<usize, diesel_lease::Error> {
+///     Ok(held.release().set(jobs::status.eq("done")).run(conn)?.len())
+/// }
+///
+/// /// Whether a row won is still held, by the database's clock.
+/// fn still_mine(won: &Won<i64, jobs::table>, conn: &mut DocConnection) -> Result<bool, diesel_lease::Error> {
+///     won.renew().run(conn)
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
 /// let lease = Lease::from_secs(30)?;
-/// # let _ = (claim, lease);
-/// # Ok::<(), diesel_lease::Error>(())
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let conn = &mut pool.get()?;
+/// let kept = take_due(conn, &keeper, &Claim::new("worker-1")?, lease)?;
+/// assert_eq!(kept.held(), [1]);
+/// let claimed: i64 = jobs::table.filter(jobs::claimed_at.le(now())).count().get_result(conn)?;
+/// assert_eq!(claimed, 1, "claimed no later than the database's now");
+/// let held = kept.stop_keeping();
+/// assert_eq!(finish(&held, conn)?, 1);
+/// # diesel::sql_query("INSERT INTO jobs (id, status) VALUES (2, 'queued')").execute(conn)?;
+/// # let won = jobs::table.claim_row(2, lease).by(&Claim::new("worker-2")?).returning(jobs::id).run(conn)?;
+/// # assert!(still_mine(&won.won().expect("free"), conn)?);
+/// # Ok(())
+/// # }
 /// ```
 pub mod prelude {
     pub use crate::{
-        claim_lease, Age, Batch, Claim, ClaimLease, Claimed, Lease, LeaseDsl, Refusal, RunLeaseDsl,
+        claim_lease, now, Age, Batch, Claim, ClaimLease, Claimed, HeldRows, Keeper, KeeperSettings,
+        Kept, Lease, LeaseDsl, LeaseQuery, Refusal, RunLeaseDsl, Won, MAX_BATCH_SIZE,
     };
 }

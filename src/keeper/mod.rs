@@ -123,9 +123,9 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         })
     }
 
-    /// Keeps the rows `held` names, as their claim holds them (a batch's, a row's:
-    /// [`Batch::held`](crate::Batch::held), [`Won::held`](crate::Won::held)), from now until they
-    /// are released, their lease is lost, or the keeper stops.
+    /// Keeps the rows `held` names, as their claim holds them (what a claim gave back:
+    /// `&batch`, `&won`, or `held_rows(..)`), from now until they are released, their lease is
+    /// lost, or the keeper stops.
     ///
     /// It renews them once before it returns, so that the lease is trusted from a renewal the
     /// database confirmed, never from the claim's age as the keeper guesses it; a renewal that
@@ -146,12 +146,13 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
     /// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
     /// let won = outcome.won().expect("claimable");
-    /// let kept = keeper.keep(won.held())?;
+    /// let kept = keeper.keep(&won)?;
     /// assert!(kept.is_held());
     /// # Ok(())
     /// # }
     /// ```
-    pub fn keep<T: Keepable<C>>(&self, held: &HeldRows<T>) -> Result<Kept<T>, Error> {
+    pub fn keep<T: Keepable<C>>(&self, held: impl AsRef<HeldRows<T>>) -> Result<Kept<T>, Error> {
+        let held = held.as_ref();
         let settings = self.shared.settings;
         let hold_until = match settings.shortest_hold() {
             Some(at_least) => {

@@ -29,6 +29,27 @@ pub struct Batch<R, T: ClaimLease> {
     held: HeldRows<T>,
 }
 
+/// The rows as their claim holds them, for what takes any holder (`keeper.keep(&batch)`).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// let lease = Lease::from_secs(30)?;
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+/// let kept = keeper.keep(&batch)?;
+/// assert_eq!(kept.held(), batch.keys());
+/// # Ok(())
+/// # }
+/// ```
+impl<R, T: ClaimLease> AsRef<HeldRows<T>> for Batch<R, T> {
+    fn as_ref(&self) -> &HeldRows<T> {
+        &self.held
+    }
+}
+
 impl<R, T: ClaimLease> Batch<R, T> {
     pub(crate) fn new(table: T, claim: Claim, won: Vec<(R, T::Key, Option<i64>)>) -> Self {
         let mut rows = Vec::with_capacity(won.len());

@@ -91,6 +91,28 @@ pub struct Won<R, T: ClaimLease> {
     fence: Option<i64>,
 }
 
+/// The row as its claim holds it, for what takes any holder (`keeper.keep(&won)`).
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// let lease = Lease::from_secs(30)?;
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+/// let won = outcome.won().expect("free");
+/// let kept = keeper.keep(&won)?;
+/// assert_eq!(kept.held(), [1]);
+/// # Ok(())
+/// # }
+/// ```
+impl<R, T: ClaimLease> AsRef<HeldRows<T>> for Won<R, T> {
+    fn as_ref(&self) -> &HeldRows<T> {
+        &self.held
+    }
+}
+
 impl<R, T: ClaimLease> Won<R, T> {
     pub(crate) fn new(row: R, table: T, key: T::Key, claim: Claim, fence: Option<i64>) -> Self {
         Self {

@@ -42,6 +42,28 @@ pub struct HeldRows<T: ClaimLease> {
     keys: Vec<T::Key>,
 }
 
+/// Itself, so that what takes any holder (`keeper.keep(..)`) takes held rows as they are.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// # use diesel_lease::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// let lease = Lease::from_secs(30)?;
+/// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+/// let claim = Claim::new("w")?;
+/// jobs::table.claim_row(1, lease).by(&claim).run::<Job>(&mut pool.get()?)?;
+/// let kept = keeper.keep(jobs::table.held_rows(&claim, vec![1]))?;
+/// assert_eq!(kept.held(), [1]);
+/// # Ok(())
+/// # }
+/// ```
+impl<T: ClaimLease> AsRef<HeldRows<T>> for HeldRows<T> {
+    fn as_ref(&self) -> &HeldRows<T> {
+        self
+    }
+}
+
 impl<T: ClaimLease> HeldRows<T> {
     pub(crate) fn new(table: T, claim: Claim, keys: Vec<T::Key>) -> Self {
         Self { table, claim, keys }

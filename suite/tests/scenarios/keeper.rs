@@ -688,7 +688,7 @@ fn a_release_after_the_shortest_hold_frees_the_row_at_once() {
 }
 
 /// A batch claim that found nothing due: the normal answer of a queue with no work.
-fn empty_batch(conn: &mut backend::Conn, claim: &Claim) -> HeldRows<lease_jobs::table> {
+fn empty_batch(conn: &mut backend::Conn, claim: &Claim) -> Batch<String, lease_jobs::table> {
     let batch = lease_jobs::table
         .claim_batch(10, minute())
         .by(claim)
@@ -697,7 +697,7 @@ fn empty_batch(conn: &mut backend::Conn, claim: &Claim) -> HeldRows<lease_jobs::
         .run::<String>(conn)
         .unwrap();
     assert!(batch.is_empty());
-    batch.into_parts().1
+    batch
 }
 
 #[test]
@@ -715,4 +715,31 @@ fn an_empty_batch_is_kept_as_held_renewed_by_no_statement_and_never_lost_until_r
     assert_eq!(sent, 0, "no UPDATE renews a claim of no rows");
     assert_eq!(keeper.renewal_statements(), statements);
     assert_eq!(kept.release().run(conn).unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn a_keeper_keeps_what_a_claim_gave_back_a_row_won_or_a_batch() {
+    let conn = &mut connection();
+    let ids = queued_jobs(conn, 2, "queued");
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let won = lease_jobs::table
+        .claim_row(ids[0].clone(), minute())
+        .by(&Claim::new("worker-1").unwrap())
+        .returning(lease_jobs::id)
+        .run::<String>(conn)
+        .unwrap()
+        .won()
+        .expect("a free job");
+    let batch = lease_jobs::table
+        .claim_batch(1, minute())
+        .by(&Claim::new("worker-2").unwrap())
+        .filter(lease_jobs::id.eq(&ids[1]))
+        .returning(lease_jobs::id)
+        .run::<String>(conn)
+        .unwrap();
+    let (kept_row, kept_batch) = (keeper.keep(&won).unwrap(), keeper.keep(&batch).unwrap());
+    assert_eq!(kept_row.held(), [ids[0].clone()]);
+    assert_eq!(kept_batch.held(), [ids[1].clone()]);
+    assert_eq!(kept_row.release().run(conn).unwrap(), [ids[0].clone()]);
+    assert_eq!(kept_batch.release().run(conn).unwrap(), [ids[1].clone()]);
 }
