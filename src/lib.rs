@@ -92,7 +92,7 @@ pub use keeper::{
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
-pub use outcome::{Batch, Claimed, Holder, LeaseHolder, Refusal, Refused, Why, Won};
+pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
     AllHeld, Answer, ClaimBatch, ClaimRow, Claimant, DatedRenewal, Guarded, HeldPerOwner, HeldRows,
     Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl, LeaseQuery, LeaseStatement, Many,

@@ -65,11 +65,18 @@ pub struct Refused<T: ClaimLease> {
     table: T,
     key: T::Key,
     lease: Lease,
+    /// Whether the claim had a filter of its own, which may be what refused a free row.
+    filtered: bool,
 }
 
 impl<T: ClaimLease> Refused<T> {
-    pub(crate) fn new(table: T, key: T::Key, lease: Lease) -> Self {
-        Self { table, key, lease }
+    pub(crate) fn new(table: T, key: T::Key, lease: Lease, filtered: bool) -> Self {
+        Self {
+            table,
+            key,
+            lease,
+            filtered,
+        }
     }
 
     /// The key of the row that was not claimed.
@@ -112,6 +119,7 @@ impl<T: ClaimLease> Refused<T> {
             table: self.table,
             key: self.key.clone(),
             lease: self.lease,
+            filtered: self.filtered,
         }
     }
 }
@@ -136,6 +144,7 @@ pub struct Why<T: ClaimLease> {
     table: T,
     key: T::Key,
     lease: Lease,
+    filtered: bool,
 }
 
 /// The read of a row's holder by its key.
@@ -161,18 +170,32 @@ where
     fn run_lease(self, conn: &mut C) -> Result<Refusal, Error> {
         let key_is = self.table.primary_key().eq_all(self.key);
         let read: WhyRead<T> = SelectWhere::new(self.table, holder(self.table, self.lease), key_is);
-        Ok(read_optional(read, conn)?.unwrap_or(Refusal::NoSuchRow))
+        Ok(match read_optional(read, conn)? {
+            None => Refusal::NoSuchRow,
+            // Claimable by the lease, so refused by the caller's own filter, unless it changed
+            // hands since; without such a filter it changed hands since the claim.
+            Some(Refusal::Free | Refusal::Outlived(_)) if self.filtered => Refusal::NotClaimable,
+            Some(refusal) => refusal,
+        })
     }
 }
 
 crate::query::runs_with_run!(Why<T>);
 
-/// Why a claim was refused.
+/// Why a claim was refused, or who holds a row (the [`holder`](crate::LeaseDsl::holder)
+/// selection), as the row stands when read, by the database's clock.
 ///
 /// ```
-/// use diesel_lease::Refusal;
+/// use std::time::Duration;
+/// use diesel_lease::{OutlivedLease, Refusal};
 ///
 /// assert_eq!(Refusal::NoSuchRow.to_string(), "no such row");
+/// assert_eq!(Refusal::Free.to_string(), "free: no claim holds it now");
+/// let outlived = OutlivedLease { owner: "worker-1".into(), token: "t1".into(), ago: Duration::from_secs(5) };
+/// assert_eq!(
+///     Refusal::Outlived(outlived).to_string(),
+///     "outlived: worker-1 (claim t1) held it, and its lease ran out 5s ago",
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -181,9 +204,44 @@ pub enum Refusal {
     NoSuchRow,
     /// Another claim holds the row, within its lease.
     Held(LeaseHolder),
-    /// The row is not held, or its lease ran out, but the caller's filter does not take it
-    /// (its status, say), or it changed hands again since the claim.
+    /// No claim holds the row: a claim of it without a filter of its own was refused because it
+    /// was held then, and has been released since.
+    Free,
+    /// A claim held the row and its lease has run out: the row is claimable again.
+    Outlived(OutlivedLease),
+    /// The row is free or outlived, but the claim's own filter (a status, say) does not take
+    /// it, or it changed hands again since the claim (given only for a claim with a filter); or
+    /// its lease columns are half set, a token with no owner or no time, which no claim takes.
     NotClaimable,
+}
+
+/// A claim whose lease has run out, and since when, by the database's clock.
+///
+/// ```
+/// use std::time::Duration;
+/// use diesel_lease::OutlivedLease;
+///
+/// let outlived = OutlivedLease { owner: "worker-1".into(), token: "t1".into(), ago: Duration::from_secs(5) };
+/// assert_eq!(outlived.to_string(), "worker-1 (claim t1) held it, and its lease ran out 5s ago");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlivedLease {
+    /// Who held the row.
+    pub owner: String,
+    /// The claim's token.
+    pub token: String,
+    /// How long ago its lease ran out.
+    pub ago: Duration,
+}
+
+impl fmt::Display for OutlivedLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (claim {}) held it, and its lease ran out {:?} ago",
+            self.owner, self.token, self.ago
+        )
+    }
 }
 
 /// Whether the lease is fresh is the database's answer, by the same predicate the claim used, so
@@ -207,10 +265,11 @@ where
     );
 
     fn build((owner, token, micros, fresh, lease): Self::Row) -> deserialize::Result<Self> {
+        let duration = |micros: i64| Duration::from_micros(micros.max(0).unsigned_abs());
+        let lease = duration(lease);
         Ok(match (owner, token, micros, fresh) {
             (Some(owner), Some(token), Some(micros), Some(true)) => {
-                let age = Duration::from_micros(micros.max(0).unsigned_abs());
-                let lease = Duration::from_micros(lease.max(0).unsigned_abs());
+                let age = duration(micros);
                 Refusal::Held(LeaseHolder {
                     owner,
                     token,
@@ -218,6 +277,15 @@ where
                     frees_in: lease.saturating_sub(age),
                 })
             }
+            (Some(owner), Some(token), Some(micros), Some(false)) => {
+                Refusal::Outlived(OutlivedLease {
+                    owner,
+                    token,
+                    ago: duration(micros).saturating_sub(lease),
+                })
+            }
+            (_, None, _, _) => Refusal::Free,
+            // A token without an owner or a time: lease columns half set by hand.
             _ => Refusal::NotClaimable,
         })
     }
@@ -228,7 +296,11 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::NoSuchRow => f.write_str("no such row"),
             Refusal::Held(holder) => write!(f, "held: {holder}"),
-            Refusal::NotClaimable => f.write_str("not claimable by this claim's filter"),
+            Refusal::Free => f.write_str("free: no claim holds it now"),
+            Refusal::Outlived(outlived) => write!(f, "outlived: {outlived}"),
+            Refusal::NotClaimable => f.write_str(
+                "not claimable: free or outlived, but not taken by this claim's own filter, or it changed hands since",
+            ),
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct ClaimRow<T: ClaimLease, F, Changes, Selection, By> {
     changes: Changes,
     selection: Selection,
     by: By,
+    /// Whether the caller added a filter of its own: a refusal of a row that is free says so.
+    filtered: bool,
 }
 
 impl<T: ClaimLease> ClaimRow<T, Claimable<T>, NoChanges<T>, T::AllColumns, NoClaimant> {
@@ -79,6 +81,7 @@ impl<T: ClaimLease> ClaimRow<T, Claimable<T>, NoChanges<T>, T::AllColumns, NoCla
             changes: NoChanges::default(),
             selection: T::all_columns(),
             by: NoClaimant,
+            filtered: false,
         }
     }
 }
@@ -107,6 +110,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection: self.selection,
             by: claim.clone(),
+            filtered: self.filtered,
         }
     }
 
@@ -141,6 +145,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection: self.selection,
             by: self.by,
+            filtered: true,
         }
     }
 
@@ -175,6 +180,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes,
             selection: self.selection,
             by: self.by,
+            filtered: self.filtered,
         }
     }
 
@@ -208,6 +214,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection,
             by: self.by,
+            filtered: self.filtered,
         }
     }
 }
@@ -256,7 +263,7 @@ where
                 crate::events::emit_acquired::<T>(&claim, 1);
                 Claimed::Won(Won::new(row, table, self.key, claim, fence))
             }
-            None => Claimed::Refused(Refused::new(table, self.key, self.lease)),
+            None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
         })
     }
 }

@@ -194,7 +194,7 @@ pub trait LeaseDsl: Table + Sized {
 
     /// Who holds a row and whether its lease is fresh under `lease`, by the database's clock, as
     /// a selection for Diesel's own queries: it loads as a [`Refusal`](crate::Refusal) (`Held`
-    /// with the holder, or `NotClaimable` for a row free or outlived).
+    /// with the holder, `Free`, or `Outlived` with the last holder and since when).
     ///
     /// ```
     /// # include!("../doctest_setup.rs");

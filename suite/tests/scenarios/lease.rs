@@ -592,6 +592,88 @@ fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
 }
 
 #[test]
+fn a_refusal_read_after_the_row_changed_says_what_is_true_free_or_outlived_and_since_when() {
+    let mut conn = connection();
+    let conn = &mut conn;
+    let id = queued_job(conn);
+    let holder = Claim::new("worker-1").unwrap();
+    claim(conn, &id, &holder, minute()).expect("a free job");
+    // A claim with no filter of its own, refused while the row is held.
+    let refused = || {
+        let outcome = lease_jobs::table
+            .claim_row(id.as_str(), minute())
+            .by(&Claim::new("worker-2").unwrap())
+            .run::<Job>(&mut connection())
+            .unwrap();
+        let Claimed::Refused(refused) = outcome else {
+            panic!("held, so refused")
+        };
+        refused
+    };
+    let selected = |conn: &mut backend::Conn| -> Refusal {
+        lease_jobs::table
+            .find(&id)
+            .select(lease_jobs::table.holder(minute()))
+            .first(conn)
+            .unwrap()
+    };
+
+    // Its lease runs out (dated 75 s back under a 60 s lease): outlived 15 s ago.
+    let refused_then_outlived = refused();
+    age(conn, &id, Duration::from_secs(75));
+    for refusal in [
+        refused_then_outlived.why().run(conn).unwrap(),
+        selected(conn),
+    ] {
+        let Refusal::Outlived(outlived) = refusal else {
+            panic!("outlived, not {refusal:?}")
+        };
+        assert_eq!(
+            (outlived.owner.as_str(), outlived.token.as_str()),
+            ("worker-1", holder.token())
+        );
+        assert!(
+            outlived.ago >= Duration::from_secs(15) && outlived.ago < Duration::from_secs(25),
+            "{outlived:?}"
+        );
+    }
+
+    // The holder releases it: free, and the words say so, not that a filter refused it.
+    let refused_then_released = refused_while_fresh(conn, &id, &holder, refused);
+    assert_eq!(
+        lease_jobs::table
+            .held_rows(&holder, vec![id.clone()])
+            .release()
+            .run(conn)
+            .unwrap(),
+        [id.clone()]
+    );
+    let why = refused_then_released.why().run(conn).unwrap();
+    assert_eq!(why, Refusal::Free);
+    assert_eq!(why.to_string(), "free: no claim holds it now");
+    assert_eq!(selected(conn), Refusal::Free);
+}
+
+/// A refusal by `refused` of the row `id`, after its lease was made fresh again for `holder`.
+fn refused_while_fresh<R>(
+    conn: &mut backend::Conn,
+    id: &str,
+    holder: &Claim,
+    refused: impl FnOnce() -> R,
+) -> R {
+    assert_eq!(
+        lease_jobs::table
+            .held_rows(holder, vec![id.to_owned()])
+            .renew()
+            .run(conn)
+            .unwrap(),
+        [id.to_owned()],
+        "still held by its first claim"
+    );
+    refused()
+}
+
+#[test]
 fn a_batch_claims_at_most_its_size_of_the_matching_rows_in_the_callers_order() {
     let mut conn = connection();
     let mut ids = queued_jobs(&mut conn, 5, "queued");
