@@ -71,8 +71,8 @@ impl AgentLocks {
         let user = vec![super::locks::checked_id(user)?.to_owned()];
         // On an error the locks are left as they were, kept no more, released by nothing: the
         // turn still holds what it held, for the caller to release or keep again.
-        let chat = keeper.keep(&conversations::table.held_rows(&claim, chat))?;
-        let user = match keeper.keep(&user_settings::table.held_rows(&claim, user)) {
+        let chat = keeper.keep(conversations::table.held_rows(&claim, chat))?;
+        let user = match keeper.keep(user_settings::table.held_rows(&claim, user)) {
             Ok(user) => user,
             Err(error) => {
                 chat.stop_keeping();

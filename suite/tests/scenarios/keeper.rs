@@ -111,10 +111,10 @@ fn a_kept_release_is_guarded_by_the_token_sets_the_callers_changes_and_runs_once
     let (claim, ids) = (held.claim(), held.keys().to_vec());
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
     let kept = keeper
-        .keep(&lease_jobs::table.held_rows(claim, ids[..2].to_vec()))
+        .keep(lease_jobs::table.held_rows(claim, ids[..2].to_vec()))
         .unwrap();
     let dropped = keeper
-        .keep(&lease_jobs::table.held_rows(claim, ids[2..].to_vec()))
+        .keep(lease_jobs::table.held_rows(claim, ids[2..].to_vec()))
         .unwrap();
     // Another claim of the same owner takes the first row over: the release must leave it to
     // its new holder, whose token is all that tells them apart.

@@ -646,7 +646,7 @@ fn a_refusal_read_after_the_row_changed_says_what_is_true_free_or_outlived_and_s
             .release()
             .run(conn)
             .unwrap(),
-        [id.clone()]
+        [id.as_str()]
     );
     let why = refused_then_released.why().run(conn).unwrap();
     assert_eq!(why, Refusal::Free);

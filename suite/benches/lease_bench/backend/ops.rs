@@ -464,7 +464,7 @@ impl Ops for B {
     }
 
     fn keep(keeper: &Keeper<Conn>, claim: Claim, ids: Vec<i64>) -> Res<Kept<bench_kept::table>> {
-        Ok(keeper.keep(&bench_kept::table.held_rows(&claim, ids))?)
+        Ok(keeper.keep(bench_kept::table.held_rows(&claim, ids))?)
     }
 
     fn kept_release(conn: &mut Conn, kept: &Kept<bench_kept::table>) -> Res<Vec<i64>> {
