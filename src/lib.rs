@@ -115,8 +115,8 @@ pub struct ReadmeDoctests;
 
 /// What a table author imports: the traits whose methods build and run the statements, the
 /// values they take, the outcomes and handles they give, the keeper, the bound of generic code
-/// ([`LeaseQuery`](crate::LeaseQuery)), the database's clock ([`now`](crate::now)) and the
-/// largest batch: whatever ordinary code names in a helper's signature.
+/// ([`LeaseQuery`]), the database's clock ([`now`]) and the largest batch: whatever ordinary
+/// code names in a helper's signature.
 ///
 /// ```
 /// # include!("doctest_setup.rs");
