@@ -49,6 +49,24 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
     /// take row values only from a subquery), `(` on MySQL/MariaDB.
     const ROW_LIST_OPEN: &'static str;
 
+    /// The most values one statement may bind: 65,535 on PostgreSQL (the protocol's count) and
+    /// MySQL/MariaDB (a prepared statement's), 32,766 on SQLite (its bundled build's
+    /// `SQLITE_MAX_VARIABLE_NUMBER`). A holder's write of more keys is split into parts.
+    const MOST_BOUND_VALUES: usize;
+
+    /// `body` in one transaction of the library's (a savepoint inside a transaction of the
+    /// caller's): the parts of a split write commit together or not at all. MySQL/MariaDB run
+    /// it at READ COMMITTED, as the library's other transactions there.
+    fn all_or_nothing<C, R>(
+        conn: &mut C,
+        body: impl FnOnce(&mut C) -> QueryResult<R>,
+    ) -> QueryResult<R>
+    where
+        C: Connection<Backend = Self>,
+    {
+        conn.transaction(body)
+    }
+
     /// Writes the database's current time.
     fn walk_now(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
 

@@ -11,6 +11,17 @@ use crate::backend::LeaseBackend;
 impl LeaseBackend for Mysql {
     // MySQL spells `VALUES` in a row list differently from MariaDB: plain row values serve both.
     const ROW_LIST_OPEN: &'static str = "(";
+    const MOST_BOUND_VALUES: usize = 65_535;
+
+    fn all_or_nothing<C, R>(
+        conn: &mut C,
+        body: impl FnOnce(&mut C) -> QueryResult<R>,
+    ) -> QueryResult<R>
+    where
+        C: Connection<Backend = Self>,
+    {
+        super::transaction::short_transaction(conn, body)
+    }
 
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
         out.push_sql("UTC_TIMESTAMP(6)");

@@ -8,6 +8,7 @@ use crate::backend::LeaseBackend;
 
 impl LeaseBackend for Pg {
     const ROW_LIST_OPEN: &'static str = "(VALUES ";
+    const MOST_BOUND_VALUES: usize = 65_535;
 
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {
         out.push_sql("statement_timestamp()");

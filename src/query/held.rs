@@ -10,11 +10,11 @@ use diesel::Table;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{LeaseQuery, LeaseStatement};
 use crate::sql::{
-    And, ForUpdate, KeysIn, KeysOf, NoChanges, NoLock, NoReturning, PrimaryKeyAccess, SelectWhere,
-    Update, Where,
+    most_keys_in_one_statement, And, ForUpdate, KeysIn, KeysOf, NoChanges, NoLock, NoReturning,
+    PrimaryKeyAccess, SelectWhere, Update, Where,
 };
 use crate::table::token_is;
-use crate::{Claim, ClaimLease, Error, Released, Renewed, RenewedAgo, TokenIs};
+use crate::{Claim, ClaimLease, Error, KeyType, Released, Renewed, RenewedAgo, TokenIs};
 
 /// Rows of `T` that a claim holds, named by their keys: the rows a holder renews, writes to and
 /// releases. A [`Won`](crate::Won) or a [`Batch`](crate::Batch) gives its own; a claim known by
@@ -489,7 +489,7 @@ where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
     Kind: WriteKind<T>,
-    Changes: AsChangeset<Target = T>,
+    Changes: AsChangeset<Target = T> + Clone,
     A: Answer<T::Key>,
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
@@ -501,37 +501,63 @@ where
             changes,
             ..
         } = self;
-        let changed = if held.keys.is_empty() {
-            Vec::new()
+        let most = most_keys_in_one_statement(
+            <C::Backend as LeaseBackend>::MOST_BOUND_VALUES,
+            <T::KeySqlType as KeyType>::COLUMNS,
+        );
+        let changed = if held.keys.len() <= most {
+            write_part(&held, &kind, changes, &held.keys, conn)?
         } else {
-            let table = held.table;
-            let guard = || {
-                And::new(
-                    KeysIn::of(table, held.keys.clone()),
-                    token_is::<T>(&held.claim),
-                )
-            };
-            let only = match held.keys.as_slice() {
-                [key] => Some(key.clone()),
-                _ => None,
-            };
-            let plan: GuardedPlan<T, Changes, Kind::Changes> = HeldWrite {
-                statement: Update::by_keys(
-                    table,
-                    Where::new(guard()),
-                    (changes, kind.changes(table)),
-                ),
-                returned: table.primary_key(),
-                locking: SelectWhere::new(table, table.primary_key(), guard()),
-                read_back: SelectWhere::new(table, table.primary_key(), guard()),
-                keeps_token: Kind::KEEPS_TOKEN,
-                only,
-            };
-            C::Backend::write_held(plan, conn)?
+            // More keys than one statement binds: a statement a part, all in one transaction,
+            // so that the write lands whole or not at all, as one statement would.
+            C::Backend::all_or_nothing(conn, |conn| {
+                let mut changed = Vec::with_capacity(held.keys.len());
+                for part in held.keys.chunks(most) {
+                    changed.extend(write_part(&held, &kind, changes.clone(), part, conn)?);
+                }
+                Ok(changed)
+            })?
         };
         Kind::tell(&held.claim, changed.len());
         Ok(A::answer(changed))
     }
+}
+
+/// One statement of a guarded write, of the rows of `keys` that `held`'s claim still holds:
+/// the keys of the rows it changed.
+fn write_part<'q, T, Kind, Changes, C>(
+    held: &HeldRows<T>,
+    kind: &Kind,
+    changes: Changes,
+    keys: &[T::Key],
+    conn: &mut C,
+) -> diesel::QueryResult<Vec<T::Key>>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    Kind: WriteKind<T>,
+    Changes: AsChangeset<Target = T>,
+    C: Connection,
+    C::Backend: WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
+{
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let table = held.table;
+    let guard = || And::new(KeysIn::of(table, keys.to_vec()), token_is::<T>(&held.claim));
+    let only = match keys {
+        [key] => Some(key.clone()),
+        _ => None,
+    };
+    let plan: GuardedPlan<T, Changes, Kind::Changes> = HeldWrite {
+        statement: Update::by_keys(table, Where::new(guard()), (changes, kind.changes(table))),
+        returned: table.primary_key(),
+        locking: SelectWhere::new(table, table.primary_key(), guard()),
+        read_back: SelectWhere::new(table, table.primary_key(), guard()),
+        keeps_token: Kind::KEEPS_TOKEN,
+        only,
+    };
+    C::Backend::write_held(plan, conn)
 }
 
 impl<T: ClaimLease, Kind, Changes, A, C> crate::RunLeaseDsl<C> for Guarded<T, Kind, Changes, A> {}

@@ -288,6 +288,18 @@ fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
     lists.into_iter()
 }
 
+/// The most keys of `columns` columns that one statement binding at most `most_bound` values
+/// names in its key list: room is left for the token and the caller's changes, and a part is
+/// whole padded lists, so that padding never takes it past the limit.
+pub(crate) fn most_keys_in_one_statement(most_bound: usize, columns: usize) -> usize {
+    let room = most_bound.saturating_sub(BOUND_BESIDE_THE_KEYS) / columns.max(1);
+    (room / MOST_VALUES_IN_ONE_LIST).max(1) * MOST_VALUES_IN_ONE_LIST
+}
+
+/// The values a holder's write binds beside its keys: the token, the lease columns' and the
+/// caller's changes (a changeset of over a thousand bound values is not one we plan for).
+const BOUND_BESIDE_THE_KEYS: usize = 1_024;
+
 /// MariaDB turns an `IN` list of 1,000 values or more into a join with a derived table
 /// (`in_predicate_conversion_threshold`), and a locking read then keeps every row it scanned
 /// locked until the commit, not only the rows it matched: concurrent claims would pass them by.
@@ -297,6 +309,24 @@ const MOST_VALUES_IN_ONE_LIST: usize = 512;
 #[cfg(test)]
 mod tests {
     use super::padded_lists;
+
+    #[test]
+    fn a_statement_names_as_many_keys_as_whole_lists_fit_beside_what_else_it_binds() {
+        use super::most_keys_in_one_statement;
+        assert_eq!(most_keys_in_one_statement(65_535, 1), 64_000);
+        assert_eq!(most_keys_in_one_statement(65_535, 2), 31_744);
+        assert_eq!(most_keys_in_one_statement(32_766, 1), 31_232);
+        assert_eq!(most_keys_in_one_statement(32_766, 2), 15_360);
+        assert_eq!(most_keys_in_one_statement(32_766, 4), 7_680);
+        for (most, columns) in [(65_535, 1), (65_535, 3), (32_766, 2), (32_766, 4)] {
+            let keys = most_keys_in_one_statement(most, columns);
+            assert_eq!(keys % 512, 0, "whole lists: padding stays within the part");
+            assert!(
+                keys * columns + 1_024 <= most,
+                "{keys} keys of {columns} columns"
+            );
+        }
+    }
 
     #[test]
     fn lists_are_padded_to_a_power_of_two_up_to_512_and_to_whole_lists_of_512_past_it() {

@@ -19,6 +19,7 @@ pub use batch::{BatchUpdate, NoOrder, OrderBy, MAX_BATCH_SIZE};
 pub use changes::NoChanges;
 pub use clock::{now, Ago, ClockMicros, MicrosSince, Now, Null};
 pub use incremented::Incremented;
+pub(crate) use keys::most_keys_in_one_statement;
 pub use keys::{KeysIn, KeysOf, PairsIn, PairsOf};
 pub use select::{CountPerOwner, ForUpdate, NoLock, SelectWhere, SelectWhereId};
 pub use update::{

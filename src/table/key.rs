@@ -32,7 +32,7 @@ use diesel::QueryResult;
 )]
 pub trait KeyType {
     /// The key's Rust value.
-    type Value: Clone + Debug + PartialEq + Send + Sync + 'static;
+    type Value: Clone + Debug + Eq + std::hash::Hash + Send + Sync + 'static;
     /// How many columns the key has.
     const COLUMNS: usize;
 }

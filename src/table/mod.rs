@@ -74,7 +74,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     type Fence: Fence<Self>;
     /// The Rust value of the table's primary key: `i64` for a `BigInt` key, `(String, i64)` for
     /// a key of `(Text, BigInt)` columns.
-    type Key: Clone + std::fmt::Debug + PartialEq + Send + Sync + 'static;
+    type Key: Clone + std::fmt::Debug + Eq + std::hash::Hash + Send + Sync + 'static;
     /// The SQL type of the table's primary key, whose value `Key` is.
     type KeySqlType: KeyType<Value = Self::Key>;
 

@@ -94,6 +94,11 @@ on_every_backend! {
             use super::backend;
             include!("scenarios/composite.rs");
         }
+
+        mod large {
+            use super::backend;
+            include!("scenarios/large.rs");
+        }
     }
     postgres: {
         include!("scenarios/lease_postgres.rs");
@@ -113,6 +118,7 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod composite;
+    mod large;
     mod lease;
     mod lease_mysql;
     mod lease_mysql_failed_reads;
