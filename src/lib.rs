@@ -100,8 +100,9 @@ pub use query::{
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{
-    BindKey, ClaimLease, Claimable, Fence, FenceBump, FenceRead, Fenced, Fresh, HeldBy, KeyType,
-    NoFence, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs, Unclaimed,
+    BindKey, ClaimLease, Claimable, Fence, FenceBump, FenceRead, Fenced, Fresh, HeldBy, IntoKey,
+    KeyType, NoFence, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs,
+    Unclaimed,
 };
 
 #[doc(hidden)]

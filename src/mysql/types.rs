@@ -23,7 +23,7 @@ impl FromSql<UtcTimestamp, Mysql> for DateTime<Utc> {
 }
 
 crate::table::single_column_keys!(
-    Unsigned<BigInt> => u64,
-    Unsigned<Integer> => u32,
-    Unsigned<SmallInt> => u16,
+    Unsigned<BigInt> => u64: [u64, u32, u16, u8],
+    Unsigned<Integer> => u32: [u32, u16, u8],
+    Unsigned<SmallInt> => u16: [u16, u8],
 );

@@ -22,4 +22,4 @@ impl FromSql<UtcTimestamp, Pg> for DateTime<Utc> {
     }
 }
 
-crate::table::single_column_keys!(Uuid => uuid::Uuid);
+crate::table::single_column_keys!(Uuid => uuid::Uuid: [uuid::Uuid]);

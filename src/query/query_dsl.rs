@@ -6,7 +6,7 @@ use crate::query::{
     AllHeld, ClaimBatch, ClaimRow, HeldPerOwner, HeldRows, Holders, NoClaimant, Reap, StaleOnly,
 };
 use crate::sql::{NoChanges, NoOrder};
-use crate::{Claim, ClaimLease, Claimable, Fenced, Lease, Outlived};
+use crate::{Claim, ClaimLease, Claimable, Fenced, IntoKey, Lease, Outlived};
 
 /// The statements diesel-lease builds, started from a table: `jobs::table.claim_row(..)`. Every
 /// `table!` has them; they need its lease columns ([`claim_lease!`](crate::claim_lease)), and
@@ -50,13 +50,13 @@ pub trait LeaseDsl: Table + Sized {
     /// ```
     fn claim_row(
         self,
-        key: impl Into<<Self as ClaimLease>::Key>,
+        key: impl IntoKey<<Self as ClaimLease>::KeySqlType>,
         lease: Lease,
     ) -> ClaimRow<Self, Claimable<Self>, NoChanges<Self>, Self::AllColumns, NoClaimant>
     where
         Self: ClaimLease,
     {
-        ClaimRow::new(self, key.into(), lease)
+        ClaimRow::new(self, key.into_key(), lease)
     }
 
     /// A claim of up to `size` rows that are [claimable](ClaimLease::claimable) under `lease`:
@@ -130,10 +130,15 @@ pub trait LeaseDsl: Table + Sized {
     /// # Ok(())
     /// # }
     /// ```
-    fn held_rows(self, claim: &Claim, keys: Vec<<Self as ClaimLease>::Key>) -> HeldRows<Self>
+    fn held_rows(
+        self,
+        claim: &Claim,
+        keys: impl IntoIterator<Item = impl IntoKey<<Self as ClaimLease>::KeySqlType>>,
+    ) -> HeldRows<Self>
     where
         Self: ClaimLease,
     {
+        let keys = keys.into_iter().map(IntoKey::into_key).collect();
         HeldRows::new(self, claim.clone(), keys)
     }
 

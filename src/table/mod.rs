@@ -18,7 +18,7 @@ pub use fence::{Fence, Fenced, NoFence};
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) use key::single_column_keys;
 pub(crate) use key::walk_key_and_token;
-pub use key::{BindKey, KeyType};
+pub use key::{BindKey, IntoKey, KeyType};
 
 use crate::sql::{Ago, Now, Null};
 use crate::{Age, Claim, Lease};

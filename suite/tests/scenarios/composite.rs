@@ -626,3 +626,40 @@ fn a_scenario_written_once_generic_over_the_connection_runs_on_this_backend() {
         .collect();
     assert_eq!(states, ["done", "done", "done", "queued"]);
 }
+
+#[test]
+fn composite_keys_are_taken_as_users_write_them_a_str_and_an_integer_in_a_tuple() {
+    let conn = &mut connection();
+    let tenant = tenant(conn, 3);
+    let claim = Claim::new("worker-1").unwrap();
+    let won = lease_items::table
+        .claim_row((tenant.as_str(), 1), minute())
+        .by(&claim)
+        .returning(lease_items::item_no)
+        .run::<i64>(conn)
+        .unwrap()
+        .won()
+        .expect("item 1 is free");
+    assert_eq!(won.held().keys(), [key(&tenant, 1)]);
+    lease_items::table
+        .claim_row((tenant.as_str(), 2_i32), minute())
+        .by(&claim)
+        .returning(lease_items::item_no)
+        .run::<i64>(conn)
+        .unwrap()
+        .won()
+        .expect("item 2 is free, named by an i32");
+    // Any iterator of such keys, an array or a map over the item numbers.
+    let released = lease_items::table
+        .held_rows(&claim, [(tenant.as_str(), 1), (tenant.as_str(), 3)])
+        .release()
+        .run(conn)
+        .unwrap();
+    assert_eq!(released, [key(&tenant, 1)], "item 3 was never held");
+    let renewed = lease_items::table
+        .held_rows(&claim, (2..=2).map(|no| (tenant.as_str(), no)))
+        .renew()
+        .run(conn)
+        .unwrap();
+    assert_eq!(renewed, [key(&tenant, 2)]);
+}
