@@ -94,9 +94,10 @@ pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
-    AllHeld, Answer, ClaimBatch, ClaimRow, Claimant, DatedRenewal, Guarded, HeldPerOwner, HeldRows,
-    Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl, LeaseQuery, LeaseStatement, Many,
-    NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, Write, WriteKind,
+    AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatedRenewal, Guarded,
+    HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl, LeaseQuery,
+    LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, Write,
+    WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

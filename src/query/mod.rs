@@ -1,4 +1,5 @@
 //! The statements diesel-lease builds, and the one verb that runs them.
+mod changes_given;
 mod claim_batch;
 mod claim_row;
 mod claimant;
@@ -8,6 +9,7 @@ mod query_dsl;
 mod reap;
 mod run;
 
+pub use changes_given::ChangesGiven;
 pub use claim_batch::ClaimBatch;
 pub use claim_row::ClaimRow;
 pub use claimant::{Claimant, NoClaimant};
