@@ -25,6 +25,36 @@ type KeyedUpdate<T, F, Set> =
 type KeyedReadBack<T, Selection, Changed> =
     SelectWhere<T, Selection, And<KeysOf<T>, Changed>, NoLock>;
 
+/// How many windows of candidates past the first a batch reads when other claims hold every
+/// candidate it read: bounded, so that a claim under heavy contention still ends.
+const MOST_FURTHER_WINDOWS: usize = 16;
+
+/// Locks, of `candidates`, rows for `taken` until it has `wanted`, by rounds of `lock` (a round
+/// of candidates, how many are missing: the keys it locked). The first round of the first window
+/// asks for exactly the rows missing, so that an uncontended claim takes the first rows in the
+/// caller's order; later rounds look at four times as many.
+fn lock_some<K: Clone>(
+    candidates: &[K],
+    first_window: bool,
+    wanted: usize,
+    taken: &mut Vec<K>,
+    mut lock: impl FnMut(&[K], usize) -> QueryResult<Vec<K>>,
+) -> QueryResult<()> {
+    let mut rest = candidates;
+    while taken.len() < wanted && !rest.is_empty() {
+        let missing = wanted - taken.len();
+        let look = if first_window && taken.is_empty() && rest.len() == candidates.len() {
+            missing
+        } else {
+            missing.saturating_mul(4)
+        };
+        let (round, later) = rest.split_at(look.min(rest.len()));
+        rest = later;
+        taken.extend(lock(round, missing)?);
+    }
+    Ok(())
+}
+
 /// How many candidates a batch of `size` reads: enough that concurrent claimers, who read the
 /// same first rows, still find rows no other claim holds.
 fn window(size: i64) -> i64 {
@@ -53,6 +83,7 @@ where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
     F: Clone,
+    O: Clone,
     Set: AsChangeset<Target = T>,
     Candidates<T, F, O>: LoadQuery<'q, C, T::Key>,
     LockKeys<KeysOf<T>, T, F>: LoadQuery<'q, C, T::Key>,
@@ -72,48 +103,62 @@ where
             selection,
             changed,
         } = plan;
+        let candidates_from = |offset: i64, conn: &mut C| {
+            read(
+                Candidates {
+                    from_clause: table.from_clause(),
+                    primary_key: table.primary_key(),
+                    filter: filter.clone(),
+                    order: order.clone(),
+                    limit: window(limit),
+                    offset,
+                },
+                conn,
+            )
+        };
         // Before the transaction: a plain read, which locks nothing.
-        let candidates: Vec<T::Key> = read(
-            Candidates {
-                from_clause: table.from_clause(),
-                primary_key: table.primary_key(),
-                filter: filter.clone(),
-                order,
-                limit: window(limit),
-            },
-            conn,
-        )?;
-        if candidates.is_empty() {
+        let first: Vec<T::Key> = candidates_from(0, conn)?;
+        if first.is_empty() {
             return Ok(Vec::new());
         }
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         short_transaction(conn, |conn| {
             let mut taken: Vec<T::Key> = Vec::with_capacity(wanted);
-            let mut rest = candidates.as_slice();
-            while taken.len() < wanted && !rest.is_empty() {
-                let missing = wanted - taken.len();
-                let look = if taken.is_empty() && rest.len() == candidates.len() {
-                    missing
-                } else {
-                    missing.saturating_mul(4)
-                };
-                let (round, later) = rest.split_at(look.min(rest.len()));
-                rest = later;
-                let lock = LockKeys {
-                    from_clause: table.from_clause(),
-                    primary_key: table.primary_key(),
-                    keys: KeysIn::of(table, round.to_vec()),
-                    filter: filter.clone(),
-                    limit: i64::try_from(missing).unwrap_or(i64::MAX),
-                };
-                taken.extend(read(lock, conn)?);
+            let mut candidates = first;
+            let mut read_so_far: i64 = 0;
+            for further in 0..=MOST_FURTHER_WINDOWS {
+                lock_some(
+                    &candidates,
+                    further == 0,
+                    wanted,
+                    &mut taken,
+                    |round, missing| {
+                        let lock = LockKeys {
+                            from_clause: table.from_clause(),
+                            primary_key: table.primary_key(),
+                            keys: KeysIn::of(table, round.to_vec()),
+                            filter: filter.clone(),
+                            limit: i64::try_from(missing).unwrap_or(i64::MAX),
+                        };
+                        read(lock, &mut *conn)
+                    },
+                )?;
+                // Every candidate held by other claims (the first rows in the caller's order,
+                // which concurrent claimers all read): the next rows, past all read so far, so
+                // that a batch comes back empty only when no row is due and free.
+                let window_was_full = i64::try_from(candidates.len()) == Ok(window(limit));
+                if taken.len() >= wanted || !window_was_full || further == MOST_FURTHER_WINDOWS {
+                    break;
+                }
+                read_so_far = read_so_far.saturating_add(window(limit));
+                candidates = candidates_from(read_so_far, &mut *conn)?;
             }
             if taken.is_empty() {
                 return Ok(Vec::new());
             }
             let update: KeyedUpdate<T, F, Set> = Update::by_keys(
                 table,
-                Where::new(And::new(KeysIn::of(table, taken.clone()), filter)),
+                Where::new(And::new(KeysIn::of(table, taken.clone()), filter.clone())),
                 set,
             );
             update.execute(conn)?;
@@ -123,7 +168,7 @@ where
     }
 }
 
-/// `SELECT key FROM table WHERE .. ORDER BY .. LIMIT n`: a batch's candidates on MySQL/MariaDB,
+/// `SELECT key FROM table WHERE .. ORDER BY .. LIMIT n OFFSET m`: a batch's candidates on MySQL/MariaDB,
 /// read without a lock, named in the bounds of its batches.
 ///
 /// ```
@@ -135,6 +180,7 @@ pub struct Candidates<T: Table, F, O> {
     filter: F,
     order: O,
     limit: i64,
+    offset: i64,
 }
 
 impl<T: Table, F, O> std::fmt::Debug for Candidates<T, F, O> {
@@ -163,7 +209,9 @@ where
             self.order.walk_ast(out.reborrow())?;
         }
         out.push_sql(" LIMIT ");
-        out.push_bind_param::<BigInt, _>(&self.limit)
+        out.push_bind_param::<BigInt, _>(&self.limit)?;
+        out.push_sql(" OFFSET ");
+        out.push_bind_param::<BigInt, _>(&self.offset)
     }
 }
 
@@ -246,7 +294,50 @@ impl<Keys, T: Table, F, C> RunQueryDsl<C> for LockKeys<Keys, T, F> {}
 
 #[cfg(test)]
 mod tests {
-    use super::window;
+    use super::{lock_some, window};
+
+    /// Locks, of each round, the even keys (the odd ones held by other claims), up to `missing`;
+    /// gives back the rounds' lengths and the keys taken.
+    fn lock_evens(
+        first_window: bool,
+        wanted: usize,
+    ) -> diesel::QueryResult<(Vec<usize>, Vec<i64>)> {
+        let candidates: Vec<i64> = (1..=40).collect();
+        let (mut rounds, mut taken) = (Vec::new(), Vec::new());
+        lock_some(
+            &candidates,
+            first_window,
+            wanted,
+            &mut taken,
+            |round, missing| {
+                rounds.push(round.len());
+                Ok(round
+                    .iter()
+                    .copied()
+                    .filter(|key| key % 2 == 0)
+                    .take(missing)
+                    .collect())
+            },
+        )?;
+        Ok((rounds, taken))
+    }
+
+    #[test]
+    fn the_first_round_asks_for_the_rows_missing_and_later_ones_look_four_times_as_far(
+    ) -> diesel::QueryResult<()> {
+        assert_eq!(lock_evens(true, 5)?, (vec![5, 12], vec![2, 4, 6, 8, 10]));
+        assert_eq!(
+            lock_evens(false, 5)?,
+            (vec![20], vec![2, 4, 6, 8, 10]),
+            "a further window looks four times as far from its first round"
+        );
+        assert_eq!(
+            lock_evens(true, 30)?.1.len(),
+            20,
+            "a window of 40 with 20 free gives 20, and no more rounds than it has candidates"
+        );
+        Ok(())
+    }
 
     #[test]
     fn a_batch_reads_four_times_its_size_and_sixteen_candidates() {

@@ -99,6 +99,11 @@ on_every_backend! {
             use super::backend;
             include!("scenarios/large.rs");
         }
+
+        mod contention {
+            use super::backend;
+            include!("scenarios/contention.rs");
+        }
     }
     postgres: {
         include!("scenarios/lease_postgres.rs");
@@ -118,6 +123,7 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod composite;
+    mod contention;
     mod large;
     mod lease;
     mod lease_mysql;
