@@ -23,7 +23,7 @@ fn minute() -> Lease {
 }
 
 /// A new tenant with items 1 to `items`, queued.
-fn tenant(conn: &mut backend::Conn, items: i64) -> String {
+pub(super) fn tenant(conn: &mut backend::Conn, items: i64) -> String {
     let tenant = unique_id("tenant");
     let rows: Vec<_> = (1..=items)
         .map(|item_no| {

@@ -20,30 +20,14 @@ struct Drained {
 /// `jobs` new jobs drained by `WORKERS` workers in batches of `size`, each batch finished at once.
 fn drain_in_batches(size: usize, jobs: usize) -> Drained {
     let (pattern, _) = super::support::queued_run(&mut super::support::connection(), jobs);
-    let queued = |conn: &mut backend::Conn| -> i64 {
-        lease_jobs::table
-            .filter(lease_jobs::id.like(&pattern))
-            .filter(lease_jobs::status.eq("queued"))
-            .count()
-            .get_result(conn)
-            .unwrap()
-    };
+    let queued = |conn: &mut backend::Conn| super::support::queued_in(conn, &pattern);
     // Rows other workers' claims may have locked and not yet committed still read as queued.
     let in_flight = ((WORKERS - 1) * size) as i64;
     let pool = backend::pool_of(WORKERS as u32);
     let seen = race(&pool, WORKERS, |worker, conn| {
         let mut seen = Drained::default();
         for _ in 0..10_000 {
-            let batch = lease_jobs::table
-                .claim_batch(size, super::support::minute())
-                .by(&Claim::new(&format!("worker-{worker}")).unwrap())
-                .filter(lease_jobs::id.like(&pattern))
-                .filter(lease_jobs::status.eq("queued"))
-                .order_by(lease_jobs::id)
-                .set(lease_jobs::status.eq("running"))
-                .returning(lease_jobs::id)
-                .run::<String>(conn)
-                .unwrap();
+            let batch = super::support::claim_queued(conn, &pattern, size, worker);
             seen.batches += 1;
             if batch.is_empty() {
                 match queued(conn) {

@@ -131,22 +131,7 @@ fn a_kept_claim_of_more_keys_than_a_statement_binds_is_kept_and_released_whole()
 fn a_holders_writes_of_more_two_column_keys_than_a_statement_binds_each_land_whole() {
     let conn = &mut connection();
     let claim = Claim::new("worker-1").unwrap();
-    let tenant = crate::common::unique_id("tenant");
-    let rows: Vec<_> = (1..=TWO_COLUMN_KEYS)
-        .map(|item_no| {
-            (
-                lease_items::tenant.eq(&tenant),
-                lease_items::item_no.eq(item_no),
-                lease_items::state.eq("queued"),
-            )
-        })
-        .collect();
-    for rows in rows.chunks(1_000) {
-        diesel::insert_into(lease_items::table)
-            .values(rows)
-            .execute(conn)
-            .unwrap();
-    }
+    let tenant = super::composite::tenant(conn, TWO_COLUMN_KEYS);
     diesel::update(lease_items::table.filter(lease_items::tenant.eq(&tenant)))
         .set(lease_items::table.taken(&claim))
         .execute(conn)

@@ -859,28 +859,12 @@ fn sixteen_workers_claim_batches_of_ten_from_two_thousand_jobs_and_each_job_is_w
     // The jobs are found by their ids' prefix: a list of 2,000 keys would make MariaDB scan the
     // table and lock every row it reads, other tests' included.
     let (pattern, ids) = queued_run(&mut connection(), 2_000);
-    let queued = |conn: &mut backend::Conn| -> i64 {
-        lease_jobs::table
-            .filter(lease_jobs::id.like(&pattern))
-            .filter(lease_jobs::status.eq("queued"))
-            .count()
-            .get_result(conn)
-            .unwrap()
-    };
+    let queued = |conn: &mut backend::Conn| queued_in(conn, &pattern);
 
     // A worker's empty batch means nothing is claimable now (all held, or a lost conflict), not
     // that the queue is done: the queue is done when no job is left queued.
     let take = |worker: usize, conn: &mut backend::Conn| {
-        let batch = lease_jobs::table
-            .claim_batch(10, minute())
-            .by(&Claim::new(&format!("worker-{worker}")).unwrap())
-            .filter(lease_jobs::id.like(&pattern))
-            .filter(lease_jobs::status.eq("queued"))
-            .order_by(lease_jobs::id)
-            .set(lease_jobs::status.eq("running"))
-            .returning(lease_jobs::id)
-            .run::<String>(conn)
-            .expect("no claim errors");
+        let batch = claim_queued(conn, &pattern, 10, worker);
         assert!(batch.len() <= 10);
         let finished = batch
             .release()

@@ -122,3 +122,33 @@ pub fn queued_run(conn: &mut backend::Conn, count: usize) -> (String, Vec<String
     insert_jobs(conn, &ids, "queued");
     (format!("{prefix}-%"), ids)
 }
+
+/// How many of the jobs `pattern` finds are still queued.
+pub fn queued_in(conn: &mut backend::Conn, pattern: &str) -> i64 {
+    lease_jobs::table
+        .filter(lease_jobs::id.like(pattern))
+        .filter(lease_jobs::status.eq("queued"))
+        .count()
+        .get_result(conn)
+        .expect("count the queued jobs")
+}
+
+/// A batch claim by worker `worker` of up to `size` of the queued jobs `pattern` finds, in id
+/// order, set running.
+pub fn claim_queued(
+    conn: &mut backend::Conn,
+    pattern: &str,
+    size: usize,
+    worker: usize,
+) -> diesel_lease::Batch<String, lease_jobs::table> {
+    lease_jobs::table
+        .claim_batch(size, minute())
+        .by(&Claim::new(&format!("worker-{worker}")).expect("a claim"))
+        .filter(lease_jobs::id.like(pattern))
+        .filter(lease_jobs::status.eq("queued"))
+        .order_by(lease_jobs::id)
+        .set(lease_jobs::status.eq("running"))
+        .returning(lease_jobs::id)
+        .run::<String>(conn)
+        .expect("no claim errors")
+}
