@@ -68,7 +68,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     type ClaimedAt: Column<Table = Self, SqlType = Self::Clock> + Default;
     /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
     /// [`TimestampOn`](crate::backend::TimestampOn)).
-    type Clock: SqlType<IsNull = IsNullable> + SingleValue;
+    type Clock: SqlType<IsNull = IsNullable> + SingleValue + crate::sql_types::ClaimedAtType;
     /// The fence, a claim counter for effects outside the database: a `BIGINT` column, or
     /// [`NoFence`]. See [`Fence`].
     type Fence: Fence<Self>;
