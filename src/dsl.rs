@@ -42,7 +42,7 @@ use diesel::Table;
 
 pub use diesel::dsl::*;
 
-use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Reap as Reaping};
+use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Guarded, Reap as Reaping};
 use crate::sql::{And as Both, NoChanges, NoOrder, OrderBy as Ordered};
 use crate::{Claim, ClaimLease, Claimable, Lease, NoClaimant, Outlived};
 
@@ -63,6 +63,81 @@ pub type Set<Q, Changes> = <Q as SetChanges<Changes>>::Output;
 
 /// The type of `statement.returning(selection)`, for the library's claims.
 pub type Returning<Q, Selection> = <Q as ReturnSelection<Selection>>::Output;
+
+/// The type of a holder's renewal of rows of `T`: `batch.renew()`, `held_rows(..).renew()`
+/// (answering with the keys renewed, [`Many`](crate::Many)), or `won.renew()`
+/// ([`One`](crate::One), whether it still held its row).
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::{dsl, One};
+///
+/// /// A holder's round on any connection: renew its row, then finish it. One bound a statement.
+/// fn renew_then_finish<C>(won: &Won<Job, jobs::table>, conn: &mut C) -> Result<bool, diesel_lease::Error>
+/// where
+///     for<'q> dsl::Renew<jobs::table, One>: LeaseQuery<'q, C, i64>,
+///     for<'q> dsl::Release<jobs::table, dsl::Eq<jobs::status, &'static str>, One>:
+///         LeaseQuery<'q, C, i64>,
+/// {
+///     Ok(won.renew().run(conn)? && won.release().set(jobs::status.eq("done")).run(conn)?)
+/// }
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("free");
+/// assert!(renew_then_finish(&won, conn)?);
+/// # Ok(())
+/// # }
+/// ```
+pub type Renew<T, A = crate::Many> = Guarded<T, crate::Renewal, NoChanges<T>, A>;
+
+/// The type of a holder's write of `Changes` to rows of `T`: `batch.update().set(changes)`, or
+/// `won.update().set(changes)` with [`One`](crate::One). See [`Renew`] for a bound written with
+/// these.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::dsl;
+///
+/// fn start(held: &HeldRows<jobs::table>) -> dsl::Write<jobs::table, dsl::Eq<jobs::status, &'static str>> {
+///     held.update().set(jobs::status.eq("running"))
+/// }
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let claim = Claim::new("w")?;
+/// jobs::table.claim_row(1, Lease::from_secs(30)?).by(&claim).run::<Job>(conn)?;
+/// assert_eq!(start(&jobs::table.held_rows(&claim, [1])).run(conn)?, [1]);
+/// # Ok(())
+/// # }
+/// ```
+pub type Write<T, Changes, A = crate::Many> = Guarded<T, crate::Write, Changes, A>;
+
+/// The type of a holder's release of rows of `T`, with the caller's `Changes` (none by
+/// default): `batch.release()`, `won.release().set(changes)` with [`One`](crate::One). See
+/// [`Renew`] for a bound written with these.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::dsl;
+///
+/// fn give_back(held: &HeldRows<jobs::table>) -> dsl::Release<jobs::table> {
+///     held.release()
+/// }
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let claim = Claim::new("w")?;
+/// jobs::table.claim_row(1, Lease::from_secs(30)?).by(&claim).run::<Job>(conn)?;
+/// assert_eq!(give_back(&jobs::table.held_rows(&claim, [1])).run(conn)?, [1]);
+/// # Ok(())
+/// # }
+/// ```
+pub type Release<T, Changes = NoChanges<T>, A = crate::Many> =
+    Guarded<T, crate::Release, Changes, A>;
 
 /// The statements a table with lease columns starts, by the types of their arguments, as
 /// `auto_type` names them.
