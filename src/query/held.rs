@@ -484,6 +484,8 @@ where
     type Output = A::Output;
 }
 
+// A missing bound is named as the public one, `LeaseQuery`, never the backend's trait inside it.
+#[diagnostic::do_not_recommend]
 impl<'q, T, Kind, Changes, A, C> LeaseQuery<'q, C, T::Key> for Guarded<T, Kind, Changes, A>
 where
     T: ClaimLease,
