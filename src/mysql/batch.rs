@@ -27,7 +27,7 @@ type KeyedReadBack<T, Selection, Changed> =
 
 /// How many windows of candidates past the first a batch reads when other claims hold every
 /// candidate it read: bounded, so that a claim under heavy contention still ends.
-const MOST_FURTHER_WINDOWS: usize = 16;
+const MOST_FURTHER_WINDOWS: i64 = 16;
 
 /// Locks, of `candidates`, rows for `taken` until it has `wanted`, by rounds of `lock` (a round
 /// of candidates, how many are missing: the keys it locked). The first round of the first window
@@ -124,34 +124,30 @@ where
         let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
         short_transaction(conn, |conn| {
             let mut taken: Vec<T::Key> = Vec::with_capacity(wanted);
-            let mut candidates = first;
-            let mut read_so_far: i64 = 0;
-            for further in 0..=MOST_FURTHER_WINDOWS {
-                lock_some(
-                    &candidates,
-                    further == 0,
-                    wanted,
-                    &mut taken,
-                    |round, missing| {
-                        let lock = LockKeys {
-                            from_clause: table.from_clause(),
-                            primary_key: table.primary_key(),
-                            keys: KeysIn::of(table, round.to_vec()),
-                            filter: filter.clone(),
-                            limit: i64::try_from(missing).unwrap_or(i64::MAX),
-                        };
-                        read(lock, &mut *conn)
-                    },
-                )?;
+            let lock = |round: &[T::Key], missing: usize| LockKeys {
+                from_clause: table.from_clause(),
+                primary_key: table.primary_key(),
+                keys: KeysIn::of(table, round.to_vec()),
+                filter: filter.clone(),
+                limit: i64::try_from(missing).unwrap_or(i64::MAX),
+            };
+            lock_some(&first, true, wanted, &mut taken, |round, missing| {
+                read(lock(round, missing), &mut *conn)
+            })?;
+            let mut last_read = first.len();
+            for further in 1..=MOST_FURTHER_WINDOWS {
                 // Every candidate held by other claims (the first rows in the caller's order,
                 // which concurrent claimers all read): the next rows, past all read so far, so
                 // that a batch comes back empty only when no row is due and free.
-                let window_was_full = i64::try_from(candidates.len()) == Ok(window(limit));
-                if taken.len() >= wanted || !window_was_full || further == MOST_FURTHER_WINDOWS {
+                if taken.len() >= wanted || i64::try_from(last_read) != Ok(window(limit)) {
                     break;
                 }
-                read_so_far = read_so_far.saturating_add(window(limit));
-                candidates = candidates_from(read_so_far, &mut *conn)?;
+                let past = window(limit).saturating_mul(further);
+                let candidates = candidates_from(past, &mut *conn)?;
+                lock_some(&candidates, false, wanted, &mut taken, |round, missing| {
+                    read(lock(round, missing), &mut *conn)
+                })?;
+                last_read = candidates.len();
             }
             if taken.is_empty() {
                 return Ok(Vec::new());
