@@ -87,9 +87,21 @@ struct QueueShared {
     hold_back: AtomicBool,
     /// Set once the victim is Synced again.
     victim_back: AtomicBool,
-    /// Set while the victim's worker holds a batch it claimed.
-    victim_holds: AtomicBool,
+    /// Where the victim's worker is with its batch: decided under this lock, so that the node is
+    /// killed only while the worker holds a batch it will not finish.
+    victim: Mutex<VictimBatch>,
     stop: AtomicBool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum VictimBatch {
+    /// Claiming, finishing, or between batches.
+    Free,
+    /// Holds a batch it claimed and has not begun to finish.
+    Holding,
+    /// Held a batch when its node was chosen to be killed: the worker leaves that batch
+    /// unfinished, as a process that died would, for the survivors to take over.
+    Doomed,
 }
 
 fn queue_with_a_node_killed(cluster: &mut Cluster, outcome: &mut Outcome) -> Result<(), String> {
@@ -106,7 +118,7 @@ fn queue_with_a_node_killed(cluster: &mut Cluster, outcome: &mut Outcome) -> Res
     let shared = Arc::new(QueueShared {
         hold_back: AtomicBool::new(true),
         victim_back: AtomicBool::new(false),
-        victim_holds: AtomicBool::new(false),
+        victim: Mutex::new(VictimBatch::Free),
         stop: AtomicBool::new(false),
     });
     let tallies: Vec<Arc<Mutex<NodeTally>>> = (0..NODES).map(|_| Arc::default()).collect();
@@ -122,14 +134,7 @@ fn queue_with_a_node_killed(cluster: &mut Cluster, outcome: &mut Outcome) -> Res
         .collect();
     let started = crate::timer();
     // The victim dies holding a batch, once a fifth of the queue is done (or after 5 s).
-    while started.elapsed() < Duration::from_secs(5)
-        && !(shared.victim_holds.load(Ordering::SeqCst)
-            && pool
-                .get()
-                .ok()
-                .and_then(|mut conn| conn.open_jobs().ok())
-                .is_some_and(|open| open <= JOBS * 4 / 5))
-    {
+    while started.elapsed() < Duration::from_secs(5) && !doom_the_victim(&pool, &shared) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let killed_at = crate::timer();
@@ -261,6 +266,22 @@ fn queue_worker(url: &str, node: usize, shared: &QueueShared, tally: &Mutex<Node
     }
 }
 
+/// Whether the victim's node may be killed now: a fifth of the queue is done and the victim's
+/// worker holds a batch, which it will then leave unfinished.
+fn doom_the_victim(pool: &Pool<MysqlConnection>, shared: &QueueShared) -> bool {
+    let a_fifth_done = pool
+        .get()
+        .ok()
+        .and_then(|mut conn| conn.open_jobs().ok())
+        .is_some_and(|open| open <= JOBS * 4 / 5);
+    let mut victim = lock(&shared.victim);
+    let doomed = a_fifth_done && *victim == VictimBatch::Holding;
+    if doomed {
+        *victim = VictimBatch::Doomed;
+    }
+    doomed
+}
+
 /// One batch: whether it worked on one.
 fn queue_step(
     pool: &Pool<MysqlConnection>,
@@ -282,14 +303,18 @@ fn queue_step(
     }
     let work = if node == VICTIM { VICTIM_WORK } else { WORK };
     if node == VICTIM {
-        shared.victim_holds.store(true, Ordering::SeqCst);
+        *lock(&shared.victim) = VictimBatch::Holding;
     }
     std::thread::sleep(work * batch.len() as u32);
-    let finished = conn.finish_jobs(&batch).map_err(|e| ("finish", e));
     if node == VICTIM {
-        shared.victim_holds.store(false, Ordering::SeqCst);
+        let mut victim = lock(&shared.victim);
+        let doomed = *victim == VictimBatch::Doomed;
+        *victim = VictimBatch::Free;
+        if doomed {
+            return Ok(true);
+        }
     }
-    let finished = finished?;
+    let finished = conn.finish_jobs(&batch).map_err(|e| ("finish", e))?;
     let mut tally = lock(tally);
     tally.finished += finished.len() as u64;
     tally.stale += (batch.len() - finished.len()) as u64;
