@@ -67,6 +67,7 @@ mod events;
 mod keeper;
 mod lease;
 mod migration;
+mod multi_connection;
 mod outcome;
 mod query;
 pub mod sql;
@@ -88,16 +89,17 @@ pub mod sqlite;
 pub use claim::{check_text, Claim};
 pub use error::Error;
 pub use keeper::{
-    Keepable, Keeper, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason, PairRenewal,
+    Keepable, Keeper, KeeperRenewal, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason,
+    PairRenewal, RenewedRow,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
-    AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatedRenewal, Guarded,
-    HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl, LeaseQuery,
-    LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, Write,
-    WriteKind,
+    AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
+    Guarded, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl,
+    LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl,
+    StaleOnly, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

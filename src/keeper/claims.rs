@@ -5,41 +5,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::connection::{Connection, TransactionManager};
-use diesel::expression_methods::EqAll;
-use diesel::query_dsl::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
-use diesel::Table;
 
 use super::monotonic;
+use super::renewal::{KeeperRenewal, RenewedRow};
 use super::state::{lock, ClaimState};
-use crate::backend::{read_optional, HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{DatedRenewal, LeaseStatement};
-use crate::sql::{ClockMicros, ForUpdate, NoChanges, NoLock, PairsIn, PairsOf, SelectWhere};
-use crate::sql::{NoReturning, PrimaryKeyAccess, Update, Where};
-use crate::table::TokenOf;
+use crate::sql::NoChanges;
 use crate::{
-    ClaimLease, Error, Guarded, HeldRows, LeaseQuery, Many, Release, Renewed, RunLeaseDsl,
+    ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release, RunLeaseDsl,
 };
 
 /// The rows one renewal statement names at the most: a (key, token) pair binds a value for each
 /// key column and one for the token, and 4,096 pairs of the widest key (four columns) bind 20,480
 /// values, within every backend's limit (SQLite's is 32,766).
 const MOST_PAIRS_IN_ONE_RENEWAL: usize = 4_096;
-
-/// A key and the token of the claim that holds it, as a renewal reads them.
-type KeyAndToken<T> = (<T as Table>::PrimaryKey, TokenOf<T>);
-
-/// A row a renewal changed: its key, and the token that holds it.
-pub(super) type RenewedRow<T> = (<T as ClaimLease>::Key, Option<String>);
-
-/// The one statement that renews every claim kept on `T`, each row under its own claim's token.
-pub type PairRenewal<T> = HeldWrite<
-    Update<T, Where<PairsOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>,
-    KeyAndToken<T>,
-    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, ForUpdate>,
-    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, NoLock>,
-    (<T as ClaimLease>::Key, Option<String>),
->;
 
 /// Rows of `Self` that a [`Keeper`](crate::Keeper) of `C` connections can keep: it renews them
 /// in one statement a round (per 4,096 rows) and releases them, guarded by their tokens. Every table with lease
@@ -57,6 +37,14 @@ pub type PairRenewal<T> = HeldWrite<
     note = "the table needs its lease columns (`claim_lease!`), and the connection's backend its diesel-lease feature"
 )]
 pub trait Keepable<C>: ClaimLease {
+    /// Releases `held`, or dates it `dated` microseconds before the database's now.
+    #[doc(hidden)]
+    fn release_held(
+        held: HeldRows<Self>,
+        dated: Option<i64>,
+        conn: &mut C,
+    ) -> Result<Vec<Self::Key>, Error>;
+
     /// Renews the rows named by `pairs` (a key, and the token of the claim that should hold
     /// it), in one `UPDATE`; gives back the rows it changed, with their tokens.
     #[doc(hidden)]
@@ -66,14 +54,6 @@ pub trait Keepable<C>: ClaimLease {
         conn: &mut C,
     ) -> Result<Vec<RenewedRow<Self>>, Error>;
 
-    /// Releases `held`, or dates it `dated` microseconds before the database's now.
-    #[doc(hidden)]
-    fn release_held(
-        held: HeldRows<Self>,
-        dated: Option<i64>,
-        conn: &mut C,
-    ) -> Result<Vec<Self::Key>, Error>;
-
     /// The database's time, in microseconds since the epoch.
     #[doc(hidden)]
     fn database_time(conn: &mut C) -> Result<i64, Error>;
@@ -82,37 +62,14 @@ pub trait Keepable<C>: ClaimLease {
 impl<C, T> Keepable<C> for T
 where
     T: ClaimLease,
-    T::PrimaryKey: EqAll<T::Key>,
-    C: Connection,
-    C::Backend: LeaseBackend + WritesHeld<'static, C, PairRenewal<T>, (T::Key, Option<String>)>,
+    KeeperRenewal<T>: LeaseQuery<'static, C, RenewedRow<T>>
+        + LeaseStatement<RenewedRow<T>, Output = Vec<RenewedRow<T>>>,
     Guarded<T, Release, NoChanges<T>, Many>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     Guarded<T, DatedRenewal, NoChanges<T>, Many>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    diesel::dsl::select<ClockMicros>: LoadQuery<'static, C, i64>,
+    DatabaseTime: LeaseQuery<'static, C, i64> + LeaseStatement<i64, Output = i64>,
 {
-    fn renew_pairs(
-        self,
-        pairs: Vec<(T::Key, String)>,
-        conn: &mut C,
-    ) -> Result<Vec<RenewedRow<T>>, Error> {
-        let key_and_token = || (self.primary_key(), T::ClaimToken::default());
-        let held = || PairsIn::of(self, pairs.clone());
-        let only = match pairs.as_slice() {
-            [(key, token)] => Some((key.clone(), Some(token.clone()))),
-            _ => None,
-        };
-        let plan: PairRenewal<T> = HeldWrite {
-            statement: Update::by_keys(self, Where::new(held()), self.renewed()),
-            returned: key_and_token(),
-            locking: SelectWhere::new(self, key_and_token(), held()),
-            read_back: SelectWhere::new(self, key_and_token(), held()),
-            keeps_token: true,
-            only,
-        };
-        Ok(C::Backend::write_held(plan, conn)?)
-    }
-
     fn release_held(
         held: HeldRows<T>,
         dated: Option<i64>,
@@ -124,8 +81,16 @@ where
         }
     }
 
+    fn renew_pairs(
+        self,
+        pairs: Vec<(T::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<RenewedRow<T>>, Error> {
+        KeeperRenewal::new(self, pairs).run::<RenewedRow<T>>(conn)
+    }
+
     fn database_time(conn: &mut C) -> Result<i64, Error> {
-        Ok(read_optional(diesel::select(ClockMicros), conn)?.unwrap_or(i64::MAX))
+        DatabaseTime.run::<i64>(conn)
     }
 }
 

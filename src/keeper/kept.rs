@@ -5,16 +5,18 @@ use std::sync::Arc;
 
 use diesel::connection::Connection;
 use diesel::query_builder::AsChangeset;
-use diesel::query_dsl::LoadQuery;
 
 use super::claims::{release_claim, ReleasesUnattended};
 use super::monotonic;
 use super::state::ClaimState;
 use super::LeaseLost;
-use crate::backend::{read_optional, LeaseBackend};
+use crate::backend::LeaseBackend;
 use crate::query::{DatedRenewal, LeaseStatement};
-use crate::sql::{ClockMicros, NoChanges};
-use crate::{Claim, ClaimLease, Error, Guarded, HeldRows, LeaseQuery, Many, Release, RunLeaseDsl};
+use crate::sql::NoChanges;
+use crate::{
+    Claim, ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release,
+    RunLeaseDsl,
+};
 
 /// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
 /// step of the work, and release or finish its rows when done (dropping it releases too).
@@ -285,7 +287,7 @@ where
         LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     Guarded<T, DatedRenewal, Changes, Many>:
         LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    diesel::dsl::select<ClockMicros>: LoadQuery<'q, C, i64>,
+    DatabaseTime: LeaseQuery<'q, C, i64> + LeaseStatement<i64, Output = i64>,
 {
     fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let changes = self.changes;
@@ -293,7 +295,7 @@ where
             self.table,
             &self.state,
             conn,
-            |conn| Ok(read_optional(diesel::select(ClockMicros), conn)?.unwrap_or(i64::MAX)),
+            |conn| DatabaseTime.run::<i64>(conn),
             |held, dated, conn| match dated {
                 Some(micros) => held
                     .guarded(DatedRenewal::new(micros))

@@ -4,6 +4,7 @@ mod claims;
 mod kept;
 mod lost;
 mod monotonic;
+mod renewal;
 mod settings;
 mod state;
 
@@ -17,10 +18,11 @@ use std::time::Duration;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
 use crate::{Error, HeldRows, Lease};
-pub use claims::{Keepable, PairRenewal};
+pub use claims::Keepable;
 use claims::{Renewing, TableClaims};
 pub use kept::{Kept, KeptRelease};
 pub use lost::{LeaseLost, LossReason};
+pub use renewal::{KeeperRenewal, PairRenewal, RenewedRow};
 pub use settings::KeeperSettings;
 use state::{lock, ClaimState};
 

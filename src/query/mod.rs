@@ -3,6 +3,7 @@ mod changes_given;
 mod claim_batch;
 mod claim_row;
 mod claimant;
+mod database_time;
 mod held;
 mod holders;
 mod query_dsl;
@@ -13,6 +14,7 @@ pub use changes_given::ChangesGiven;
 pub use claim_batch::ClaimBatch;
 pub use claim_row::ClaimRow;
 pub use claimant::{Claimant, NoClaimant};
+pub use database_time::DatabaseTime;
 pub use held::{
     Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal, Write,
     WriteKind,

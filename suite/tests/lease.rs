@@ -104,6 +104,12 @@ on_every_backend! {
             use super::backend;
             include!("scenarios/contention.rs");
         }
+
+        #[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+        mod multi_connection {
+            use super::backend;
+            include!("scenarios/multi_connection.rs");
+        }
     }
     postgres: {
         include!("scenarios/lease_postgres.rs");
@@ -131,5 +137,6 @@ mod scenarios {
     mod lease_mysql_locks;
     mod lease_postgres;
     mod lease_sqlite;
+    mod multi_connection;
     mod support;
 }

@@ -174,6 +174,8 @@ macro_rules! native_jobs {
     };
 }
 
+#[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub mod any;
 pub mod items;
 pub mod jobs;
 #[cfg(feature = "mysql")]

@@ -9,6 +9,11 @@ pub type Conn = SqliteConnection;
 /// Starts a transaction that will write: it takes the database's write lock at once.
 pub const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
 
+/// The database file's path, as a connection's URL.
+pub fn url() -> &'static str {
+    path()
+}
+
 fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {

@@ -1,0 +1,117 @@
+// Every statement of the library on a connection enum of Diesel's `#[derive(MultiConnection)]`
+// (tests/common/any.rs), connected to this backend: what a function over every backend without
+// a bound relies on.
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_lease::prelude::*;
+
+use crate::common::any::{self, AnyConnection};
+use crate::common::items::lease_items;
+
+#[test]
+fn the_scenario_written_once_runs_on_a_multi_connection_enum_connected_to_this_backend() {
+    let tenant = super::composite::tenant(&mut super::support::connection(), 4);
+    let pool = any::pool(backend::url(), 2);
+
+    crate::generic::a_tenants_items_claimed_worked_kept_and_reaped(&pool, &tenant);
+
+    let states: Vec<String> = lease_items::table
+        .filter(lease_items::tenant.eq(&tenant))
+        .order_by(lease_items::item_no)
+        .select(lease_items::state)
+        .load(&mut super::support::connection())
+        .unwrap();
+    assert_eq!(states, ["done", "done", "done", "queued"]);
+}
+
+/// A bound-free function of a user's, as the README shows it: a claim with a change of status, a
+/// rival refused and told by whom, and a release with another change.
+fn finish_item(
+    conn: &mut AnyConnection,
+    key: (&str, i64),
+    worker: &Claim,
+) -> Result<Option<String>, diesel_lease::Error> {
+    let lease = Lease::from_secs(60)?;
+    let claimed = lease_items::table
+        .claim_row(key, lease)
+        .by(worker)
+        .set(lease_items::state.eq("running"))
+        .returning(lease_items::state)
+        .run::<String>(conn)?;
+    match claimed {
+        Claimed::Won(won) => {
+            won.release().set(lease_items::state.eq("done")).run(conn)?;
+            Ok(Some(won.into_row()))
+        }
+        Claimed::Refused(refused) => match refused.why().run(conn)? {
+            Refusal::Held(holder) => Ok(Some(format!("held by {}", holder.owner))),
+            _ => Ok(None),
+        },
+    }
+}
+
+#[test]
+fn a_function_over_every_backend_needs_no_bound_and_sees_the_database_clock_in_diesels_own_queries()
+{
+    let tenant = super::composite::tenant(&mut super::support::connection(), 2);
+    let pool = any::pool(backend::url(), 2);
+    let conn = &mut *pool.get().unwrap();
+    let worker = Claim::new("any-worker").unwrap();
+
+    assert_eq!(
+        finish_item(conn, (&tenant, 1), &worker).unwrap().as_deref(),
+        Some("running"),
+        "the row as the claim left it"
+    );
+    let rival = Claim::new("any-rival").unwrap();
+    let held = lease_items::table
+        .claim_row((tenant.as_str(), 2), Lease::from_secs(60).unwrap())
+        .by(&rival)
+        .returning(lease_items::item_no)
+        .run::<i64>(conn)
+        .unwrap();
+    assert!(held.won().is_some());
+    assert_eq!(
+        finish_item(conn, (&tenant, 2), &worker).unwrap().as_deref(),
+        Some("held by any-rival")
+    );
+
+    // The library's SQL nodes in Diesel's own statements on the enum: `now()` and a predicate.
+    let claimed_by_now: i64 = lease_items::table
+        .filter(lease_items::tenant.eq(&tenant))
+        .filter(lease_items::held_since.le(now()))
+        .count()
+        .get_result(conn)
+        .unwrap();
+    assert_eq!(
+        claimed_by_now, 1,
+        "item 2, claimed no later than the database's now"
+    );
+    let outlived = |conn: &mut AnyConnection| -> i64 {
+        lease_items::table
+            .filter(lease_items::tenant.eq(&tenant))
+            .filter(lease_items::table.outlived(Lease::from_secs(60).unwrap()))
+            .count()
+            .get_result(conn)
+            .unwrap()
+    };
+    assert_eq!(outlived(conn), 0, "item 2 is just claimed");
+    diesel::update(lease_items::table.find((&tenant, 2)))
+        .set(lease_items::table.renewed_ago(Age::new(Duration::from_secs(120)).unwrap()))
+        .execute(conn)
+        .unwrap();
+    assert_eq!(
+        outlived(conn),
+        1,
+        "item 2, renewed two minutes ago by the database's clock"
+    );
+    let states: Vec<String> = lease_items::table
+        .filter(lease_items::tenant.eq(&tenant))
+        .order_by(lease_items::item_no)
+        .select(lease_items::state)
+        .load(conn)
+        .unwrap();
+    assert_eq!(states, ["done", "queued"]);
+}
