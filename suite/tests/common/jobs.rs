@@ -25,6 +25,30 @@ diesel_lease::claim_lease!(lease_jobs {
     fence: fence,
 });
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    /// `lease_jobs` again, with an index on its status column, as many queue tables have: the
+    /// batch claims under contention run on both (tests/scenarios/contention.rs).
+    indexed_jobs (id) {
+        id -> Text,
+        status -> Text,
+        worker -> Nullable<Text>,
+        lease_token -> Nullable<Text>,
+        leased_at -> Nullable<UtcTimestamp>,
+        fence -> BigInt,
+        previous_worker -> Nullable<Text>,
+    }
+}
+
+diesel_lease::claim_lease!(indexed_jobs {
+    owner: worker,
+    claim_token: lease_token,
+    claimed_at: leased_at,
+    fence: fence,
+});
+
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = lease_jobs)]
 pub struct Job {
@@ -63,3 +87,33 @@ pub const SQLITE_DDL: &str = "CREATE TABLE lease_jobs (
     leased_at TEXT,
     fence BIGINT NOT NULL DEFAULT 0,
     previous_worker TEXT)";
+
+/// The DDL of `indexed_jobs` on each backend: `lease_jobs`'s, and an index on `status`.
+pub const POSTGRES_INDEXED_DDL: &str = "CREATE TABLE indexed_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL,
+    worker VARCHAR(255),
+    lease_token VARCHAR(255),
+    leased_at TIMESTAMPTZ,
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255));
+    CREATE INDEX indexed_jobs_status ON indexed_jobs (status)";
+pub const MYSQL_INDEXED_DDL: &str = "CREATE TABLE indexed_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL,
+    worker VARCHAR(255),
+    lease_token VARCHAR(255) COLLATE utf8mb4_bin,
+    leased_at DATETIME(6),
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255),
+    INDEX indexed_jobs_token (lease_token),
+    INDEX indexed_jobs_status (status))";
+pub const SQLITE_INDEXED_DDL: &str = "CREATE TABLE indexed_jobs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    worker TEXT,
+    lease_token TEXT,
+    leased_at TEXT,
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker TEXT);
+    CREATE INDEX indexed_jobs_status ON indexed_jobs (status)";

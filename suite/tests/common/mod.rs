@@ -312,7 +312,7 @@ impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error>
 }
 
 /// The test tables of a backend: each one's name and DDL.
-pub type Tables = [(&'static str, &'static str); 3];
+pub type Tables = [(&'static str, &'static str); 4];
 
 /// The pool the tests of one backend share, with the test tables made anew and the agent tables
 /// migrated.
@@ -332,9 +332,15 @@ where
         diesel::sql_query(format!("DROP TABLE IF EXISTS {table}"))
             .execute(conn)
             .expect("drop a test table");
-        diesel::sql_query(ddl)
-            .execute(conn)
-            .expect("create a test table");
+        // A table and its indexes: statements separated by `;`, sent one by one.
+        for statement in ddl
+            .split(';')
+            .filter(|statement| !statement.trim().is_empty())
+        {
+            diesel::sql_query(statement)
+                .execute(conn)
+                .expect("create a test table");
+        }
     }
     conn.agent_tables();
     pool

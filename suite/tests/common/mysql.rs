@@ -5,6 +5,7 @@ server_backend!(
     "MYSQL_DATABASE_URL",
     [
         ("lease_jobs", super::jobs::MYSQL_DDL),
+        ("indexed_jobs", super::jobs::MYSQL_INDEXED_DDL),
         ("native_jobs", native::DDL),
         ("lease_items", super::items::MYSQL_DDL),
     ],

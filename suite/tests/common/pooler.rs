@@ -6,6 +6,7 @@ server_backend!(
     "PGBOUNCER_DATABASE_URL",
     [
         ("lease_jobs", super::jobs::POSTGRES_DDL),
+        ("indexed_jobs", super::jobs::POSTGRES_INDEXED_DDL),
         ("native_jobs", native::DDL),
         ("lease_items", super::items::POSTGRES_DDL),
     ],

@@ -5,6 +5,7 @@ server_backend!(
     "PG_DATABASE_URL",
     [
         ("lease_jobs", super::jobs::POSTGRES_DDL),
+        ("indexed_jobs", super::jobs::POSTGRES_INDEXED_DDL),
         ("native_jobs", native::DDL),
         ("lease_items", super::items::POSTGRES_DDL),
     ],

@@ -37,6 +37,7 @@ pub fn pool() -> Pool<ConnectionManager<Conn>> {
             Some(Box::new(pragmas())),
             [
                 ("lease_jobs", super::jobs::SQLITE_DDL),
+                ("indexed_jobs", super::jobs::SQLITE_INDEXED_DDL),
                 ("native_jobs", native::DDL),
                 ("lease_items", super::items::SQLITE_DDL),
             ],
