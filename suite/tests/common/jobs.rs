@@ -2,52 +2,41 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
+/// A jobs table named `$table`, whose lease columns have names other than the defaults, so that
+/// the explicit mapping is what every scenario runs through.
+macro_rules! jobs_table {
+    ($(#[$doc:meta])* $table:ident) => {
+        diesel::table! {
+            use diesel::sql_types::*;
+            use diesel_lease::sql_types::UtcTimestamp;
 
-    lease_jobs (id) {
-        id -> Text,
-        status -> Text,
-        worker -> Nullable<Text>,
-        lease_token -> Nullable<Text>,
-        leased_at -> Nullable<UtcTimestamp>,
-        fence -> BigInt,
-        previous_worker -> Nullable<Text>,
-    }
+            $(#[$doc])*
+            $table (id) {
+                id -> Text,
+                status -> Text,
+                worker -> Nullable<Text>,
+                lease_token -> Nullable<Text>,
+                leased_at -> Nullable<UtcTimestamp>,
+                fence -> BigInt,
+                previous_worker -> Nullable<Text>,
+            }
+        }
+
+        diesel_lease::claim_lease!($table {
+            owner: worker,
+            claim_token: lease_token,
+            claimed_at: leased_at,
+            fence: fence,
+        });
+    };
 }
 
-// Names other than the defaults, so the explicit mapping is what every scenario runs through.
-diesel_lease::claim_lease!(lease_jobs {
-    owner: worker,
-    claim_token: lease_token,
-    claimed_at: leased_at,
-    fence: fence,
-});
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
-
+jobs_table!(lease_jobs);
+jobs_table!(
     /// `lease_jobs` again, with an index on its status column, as many queue tables have: the
     /// batch claims under contention run on both (tests/scenarios/contention.rs).
-    indexed_jobs (id) {
-        id -> Text,
-        status -> Text,
-        worker -> Nullable<Text>,
-        lease_token -> Nullable<Text>,
-        leased_at -> Nullable<UtcTimestamp>,
-        fence -> BigInt,
-        previous_worker -> Nullable<Text>,
-    }
-}
-
-diesel_lease::claim_lease!(indexed_jobs {
-    owner: worker,
-    claim_token: lease_token,
-    claimed_at: leased_at,
-    fence: fence,
-});
+    indexed_jobs
+);
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = lease_jobs)]
