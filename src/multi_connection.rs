@@ -15,19 +15,22 @@
 ///
 /// ```
 /// # include!("doctest_setup.rs");
-/// use diesel::connection::SimpleConnection;
+/// # #[cfg(feature = "sqlite")]
+/// # mod example {
+/// # use super::*;
 /// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
 ///
 /// #[derive(diesel::MultiConnection)]
-/// enum AnyConnection {
+/// pub enum AnyConnection {
+///     // A variant per backend: `Postgresql(diesel::PgConnection)`, `Mysql(..)`, ..
 ///     Sqlite(diesel::SqliteConnection),
 /// }
 ///
 /// diesel_lease::multi_connection!(AnyConnection { Sqlite(diesel::SqliteConnection) });
 ///
 /// /// Claims job `id` for `worker`, and finishes it: on any backend, without a bound.
-/// fn finish_job(conn: &mut AnyConnection, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error> {
+/// pub fn finish_job(conn: &mut AnyConnection, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error> {
 ///     let claimed = jobs::table
 ///         .claim_row(id, Lease::from_secs(30)?)
 ///         .by(worker)
@@ -40,15 +43,18 @@
 ///     }
 /// }
 ///
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let conn = &mut AnyConnection::establish(":memory:")?;
-/// # conn.batch_execute(JOBS_DDL)?;
-/// # conn.batch_execute("INSERT INTO jobs (id, status) VALUES (1, 'queued')")?;
+/// # pub fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let conn = &mut AnyConnection::Sqlite(jobs_connection()?);
 /// assert!(finish_job(conn, 1, &Claim::new("worker-1")?)?);
 /// let status: String = jobs::table.find(1).select(jobs::status).get_result(conn)?;
 /// assert_eq!(status, "done");
 /// # Ok(())
 /// # }
+/// # }
+/// # #[cfg(feature = "sqlite")]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> { example::main() }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! multi_connection {
