@@ -19,7 +19,7 @@ mod sealed {
     pub struct Sealed(pub(crate) ());
 }
 
-pub(super) use sealed::Sealed;
+pub use sealed::Sealed;
 
 /// A connection the agent locks run on: `PgConnection`, `MysqlConnection`, `SqliteConnection`,
 /// and r2d2's pooled connections of each, whose backend's feature is on. The one bound of code

@@ -31,12 +31,15 @@ mod error;
 mod kept;
 mod locks;
 mod migrations;
+mod multi_connection;
 #[cfg(feature = "mysql")]
 mod mysql;
 mod refs;
 pub mod schema;
 mod transaction;
 
+#[doc(hidden)]
+pub use connection::Sealed;
 pub use connection::{AgentBackend, AgentConnection};
 pub use error::Error;
 pub use kept::KeptTurn;

@@ -6,6 +6,8 @@ mod common;
 on_every_backend! {
     all: {
         include!("scenarios/agent.rs");
+        #[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+        include!("scenarios/agent_multi_connection.rs");
     }
     postgres: {
         include!("scenarios/agent_postgres.rs");
@@ -20,6 +22,7 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod agent;
+    mod agent_multi_connection;
     mod agent_mysql;
     mod agent_postgres;
 }

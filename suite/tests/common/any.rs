@@ -15,6 +15,13 @@ diesel_lease::multi_connection!(AnyConnection {
     Sqlite(diesel::SqliteConnection),
 });
 
+#[cfg(feature = "agent")]
+diesel_lease::agent_multi_connection!(AnyConnection {
+    Postgresql(diesel::PgConnection),
+    Mysql(diesel::MysqlConnection),
+    Sqlite(diesel::SqliteConnection),
+});
+
 /// What a SQLite connection of the enum needs, as the suite's own SQLite pools have it: WAL,
 /// and a writer waited for.
 #[derive(Debug)]
