@@ -31,6 +31,14 @@ mod on_a_multi_connection_enum {
         id
     }
 
+    /// The chat's lock, renewed `age` ago by the database's clock: time passing for it.
+    fn age_chat(conn: &mut AnyConnection, chat: &str, age: Duration) {
+        diesel::update(conversations::table.find(chat))
+            .set(conversations::table.renewed_ago(diesel_lease::Age::new(age).unwrap()))
+            .execute(conn)
+            .unwrap();
+    }
+
     #[test]
     fn a_turn_is_taken_kept_and_released_and_a_click_blocks_turns() {
         backend::pool(); // the test tables, made once per run
@@ -65,13 +73,7 @@ mod on_a_multi_connection_enum {
         )
         .unwrap();
         let kept = node.keep(&keeper, &chat, &user, &first).unwrap();
-        diesel::update(conversations::table.find(&chat))
-            .set(
-                conversations::table
-                    .renewed_ago(diesel_lease::Age::new(Duration::from_secs(119)).unwrap()),
-            )
-            .execute(conn)
-            .unwrap();
+        age_chat(conn, &chat, Duration::from_secs(119));
         after_rounds(&keeper, 2);
         let fresh: i64 = conversations::table
             .find(&chat)
@@ -98,13 +100,7 @@ mod on_a_multi_connection_enum {
         locks("node-down")
             .acquire(conn, &chat, &user, &lost)
             .unwrap();
-        diesel::update(conversations::table.find(&chat))
-            .set(
-                conversations::table
-                    .renewed_ago(diesel_lease::Age::new(Duration::from_secs(121)).unwrap()),
-            )
-            .execute(conn)
-            .unwrap();
+        age_chat(conn, &chat, Duration::from_secs(121));
         assert!(node.release_stale(conn, &chat, &user, &lost).unwrap());
         node.acquire(conn, &chat, &user, &turn()).unwrap();
     }
