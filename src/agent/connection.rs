@@ -14,8 +14,8 @@ mod sealed {
     /// Proof that the caller is the agent locks: the statements of
     /// [`AgentBackend`](super::AgentBackend) skip the validation of
     /// [`AgentLocks`](crate::agent::AgentLocks), so nothing else may call them.
+    /// Named by `agent_multi_connection!`'s impls, which pass it on; constructible only here.
     #[derive(Debug, Clone, Copy)]
-    #[allow(unreachable_pub)] // named in a public trait, constructible only here
     pub struct Sealed(pub(crate) ());
 }
 
@@ -53,7 +53,7 @@ impl<C: Connection<Backend: AgentBackend<C>>> AgentConnection for C {}
 /// runs::<diesel::sqlite::Sqlite>();
 /// # }
 /// ```
-#[allow(private_interfaces, missing_docs)] // the statements are sealed
+#[allow(missing_docs)] // the statements are sealed
 pub trait AgentBackend<C>: diesel::backend::Backend {
     #[doc(hidden)]
     fn take_both(

@@ -37,14 +37,6 @@ const MOST_PAIRS_IN_ONE_RENEWAL: usize = 4_096;
     note = "the table needs its lease columns (`claim_lease!`), and the connection's backend its diesel-lease feature"
 )]
 pub trait Keepable<C>: ClaimLease {
-    /// Releases `held`, or dates it `dated` microseconds before the database's now.
-    #[doc(hidden)]
-    fn release_held(
-        held: HeldRows<Self>,
-        dated: Option<i64>,
-        conn: &mut C,
-    ) -> Result<Vec<Self::Key>, Error>;
-
     /// Renews the rows named by `pairs` (a key, and the token of the claim that should hold
     /// it), in one `UPDATE`; gives back the rows it changed, with their tokens.
     #[doc(hidden)]
@@ -53,6 +45,14 @@ pub trait Keepable<C>: ClaimLease {
         pairs: Vec<(Self::Key, String)>,
         conn: &mut C,
     ) -> Result<Vec<RenewedRow<Self>>, Error>;
+
+    /// Releases `held`, or dates it `dated` microseconds before the database's now.
+    #[doc(hidden)]
+    fn release_held(
+        held: HeldRows<Self>,
+        dated: Option<i64>,
+        conn: &mut C,
+    ) -> Result<Vec<Self::Key>, Error>;
 
     /// The database's time, in microseconds since the epoch.
     #[doc(hidden)]
@@ -70,6 +70,14 @@ where
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     DatabaseTime: LeaseQuery<'static, C, i64> + LeaseStatement<i64, Output = i64>,
 {
+    fn renew_pairs(
+        self,
+        pairs: Vec<(T::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<RenewedRow<T>>, Error> {
+        KeeperRenewal::new(self, pairs).run::<RenewedRow<T>>(conn)
+    }
+
     fn release_held(
         held: HeldRows<T>,
         dated: Option<i64>,
@@ -79,14 +87,6 @@ where
             Some(micros) => held.guarded(DatedRenewal::new(micros)).run(conn),
             None => held.release().run(conn),
         }
-    }
-
-    fn renew_pairs(
-        self,
-        pairs: Vec<(T::Key, String)>,
-        conn: &mut C,
-    ) -> Result<Vec<RenewedRow<T>>, Error> {
-        KeeperRenewal::new(self, pairs).run::<RenewedRow<T>>(conn)
     }
 
     fn database_time(conn: &mut C) -> Result<i64, Error> {
