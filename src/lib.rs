@@ -67,6 +67,7 @@ mod events;
 mod keeper;
 mod lease;
 mod migration;
+mod monotonic;
 mod multi_connection;
 mod outcome;
 mod query;

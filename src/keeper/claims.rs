@@ -7,9 +7,9 @@ use std::time::Duration;
 use diesel::connection::{Connection, TransactionManager};
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
-use super::monotonic;
 use super::renewal::{KeeperRenewal, RenewedRow};
 use super::state::{lock, ClaimState};
+use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
 use crate::{

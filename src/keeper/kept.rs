@@ -7,10 +7,10 @@ use diesel::connection::Connection;
 use diesel::query_builder::AsChangeset;
 
 use super::claims::{release_claim, ReleasesUnattended};
-use super::monotonic;
 use super::state::ClaimState;
 use super::LeaseLost;
 use crate::backend::LeaseBackend;
+use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
 use crate::{

@@ -3,7 +3,6 @@
 mod claims;
 mod kept;
 mod lost;
-mod monotonic;
 mod renewal;
 mod settings;
 mod state;
@@ -17,7 +16,7 @@ use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
-use crate::{Error, HeldRows, Lease};
+use crate::{monotonic, Error, HeldRows, Lease};
 pub use claims::Keepable;
 use claims::{Renewing, TableClaims};
 pub use kept::{Kept, KeptRelease};

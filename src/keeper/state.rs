@@ -243,7 +243,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::ClaimState;
-    use crate::keeper::{monotonic, KeeperSettings, LossReason};
+    use crate::keeper::{KeeperSettings, LossReason};
+    use crate::monotonic;
     use crate::{Claim, Error, Lease};
 
     /// A fake monotonic clock: the state machine only ever sees instants passed to it.

@@ -55,9 +55,9 @@ fn code_lines(dir: &Path, found: &mut Vec<String>) {
         if !is_code || path.ends_with("doctest_setup.rs") {
             continue;
         }
-        // The keeper's trust deadline reads the monotonic clock there, and only there: it can only
-        // make a keeper give a lease up sooner, never hold it longer.
-        let monotonic = path.ends_with("src/keeper/monotonic.rs");
+        // The monotonic clock is read there, and only there: a keeper's trust deadline, which can
+        // only make it give a lease up sooner, never hold it longer, and how long a caller waits.
+        let monotonic = path.ends_with("src/monotonic.rs");
         let text = std::fs::read_to_string(&path).expect("readable file");
         for (number, line) in text.lines().enumerate() {
             let code = line.trim_start();
