@@ -302,7 +302,18 @@ fn jobs_pool() -> Result<
     diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DocConnection>>,
     Box<dyn std::error::Error>,
 > {
-    let pool = doc_pool(2)?;
+    jobs_pool_of(2)
+}
+
+/// [`jobs_pool`] with `size` connections: one for each racer of a race.
+#[allow(dead_code)]
+fn jobs_pool_of(
+    size: u32,
+) -> Result<
+    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DocConnection>>,
+    Box<dyn std::error::Error>,
+> {
+    let pool = doc_pool(size)?;
     make_jobs(&mut *pool.get()?)?;
     Ok(pool)
 }

@@ -74,6 +74,8 @@ mod query;
 pub mod sql;
 pub mod sql_types;
 mod table;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 // The doctests' shared setup, which they pull in with `include!`, declared for rustfmt alone and
 // never compiled as part of the library: `cargo fmt` formats and checks it through this line.

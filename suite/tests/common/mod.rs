@@ -1,19 +1,15 @@
-//! What every integration test shares: which backends are configured, the test tables, the race
-//! harness and the bounded wait.
+//! What every integration test shares: which backends are configured, the test tables, and the
+//! test kit's race harness and bounded wait with the scenarios' patience.
 #![allow(dead_code, unreachable_pub, unused_macros)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::InstrumentationEvent;
 
-use diesel::r2d2::{
-    ConnectionManager, CustomizeConnection, Pool, PooledConnection, R2D2Connection,
-};
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection};
 use diesel::RunQueryDsl;
-
-pub mod barrier;
 
 /// The scenarios of a test binary, once per backend: `all` in a module of each backend whose
 /// feature is on, with `backend` naming its support module; `postgres`, `mysql` and `sqlite`
@@ -375,10 +371,10 @@ impl<C> AgentTables for C {
 /// meanwhile would pass those rows by (`SKIP LOCKED`), and win fewer than it should. Nor are
 /// the rows written in one transaction: holding the first rows' locks while it waits for the
 /// next, it deadlocks with a keeper renewing the same rows in another order.
-pub fn by_key_alone<C, K>(
+pub fn by_key_alone<C, K, E: std::fmt::Debug>(
     conn: &mut C,
     keys: &[K],
-    write: impl Fn(&mut C, &K) -> diesel::QueryResult<usize>,
+    write: impl Fn(&mut C, &K) -> Result<usize, E>,
 ) {
     for key in keys {
         assert_eq!(
@@ -389,37 +385,8 @@ pub fn by_key_alone<C, K>(
     }
 }
 
-/// Runs `run` on `racers` threads at once, each on a connection of its own from `pool` (taken
-/// before any thread starts, so the pool needs `racers` connections), released together by a
-/// barrier; gives back each racer's result, in the order of the racers.
-pub fn race<C, T, F>(pool: &Pool<ConnectionManager<C>>, racers: usize, run: F) -> Vec<T>
-where
-    C: R2D2Connection + 'static,
-    T: Send,
-    F: Fn(usize, &mut C) -> T + Sync,
-{
-    let connections: Vec<PooledConnection<ConnectionManager<C>>> = (0..racers)
-        .map(|_| pool.get().expect("one connection per racer"))
-        .collect();
-    let start = barrier::Barrier::new(racers);
-    let results = Mutex::new((0..racers).map(|_| None).collect::<Vec<Option<T>>>());
-    std::thread::scope(|scope| {
-        for (racer, mut conn) in connections.into_iter().enumerate() {
-            let (start, results, run) = (&start, &results, &run);
-            scope.spawn(move || {
-                start.wait();
-                let result = run(racer, &mut conn);
-                results.lock().unwrap()[racer] = Some(result);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|result| result.expect("every racer finished"))
-        .collect()
-}
+/// The kit's race: `racers` threads on connections of their own, released together.
+pub use diesel_lease::testkit::race;
 
 /// Runs `workers` racers ([`race`]) that take work until none is left, and gives back all they
 /// took: `take` takes one batch on the racer's connection and gives back what it took, nothing
@@ -451,20 +418,13 @@ where
     taken.into_iter().flatten().collect()
 }
 
-/// How often [`eventually`] asks, and how many times at the most: about 30 s, whatever it asks.
-const POLL: Duration = Duration::from_millis(5);
-const POLLS: u32 = 6_000;
+/// How long a scenario waits for what it asserts before it fails: about 30 s.
+const PATIENCE: Duration = Duration::from_secs(30);
 
-/// Asks `done` until it says yes, a few milliseconds apart; panics, saying what never came
-/// (`what`), after some 30 s. Tests wait for what they assert, they do not time it.
-pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..POLLS {
-        if done() {
-            return;
-        }
-        std::thread::sleep(POLL);
-    }
-    panic!("never came, in {POLLS} polls {POLL:?} apart: {what}");
+/// The kit's bounded wait ([`diesel_lease::testkit::eventually`]), with the scenarios' patience:
+/// tests wait for what they assert, they do not time it.
+pub fn eventually(what: &str, done: impl FnMut() -> bool) {
+    diesel_lease::testkit::eventually(what, PATIENCE, done);
 }
 
 /// Waits until `keeper` has made `rounds` more rounds of renewals: tests count rounds, they do

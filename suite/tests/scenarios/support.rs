@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
-use diesel_lease::HeldRows;
+use diesel_lease::{testkit, HeldRows};
 
 use crate::common::jobs::{lease_jobs, Job};
 use crate::common::{by_key_alone, unique_id};
@@ -109,7 +109,12 @@ pub fn claimed_and_aged(
     age: Duration,
 ) -> HeldRows<lease_jobs::table> {
     let held = claim_all(conn, ids, &Claim::new(owner).expect("an owner"), minute());
-    age_jobs(conn, ids, age);
+    let age = Age::new(age).expect("an age");
+    // The kit's ageing, guarded by the claim's token, one row a statement (`by_key_alone`).
+    by_key_alone(conn, ids, |conn, id| {
+        let row = lease_jobs::table.held_rows(held.claim(), vec![id.clone()]);
+        testkit::age(row, age).run(conn).map(|aged| aged.len())
+    });
     held
 }
 

@@ -1,13 +1,13 @@
 //! `std::sync::Barrier`, except that a thread left waiting panics instead of hanging: when one
-//! racer of a scenario panics, it never arrives, and the run must fail, not stall CI.
+//! racer of a race panics, it never arrives, and the test must fail, not stall.
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-/// Longer than any statement of a scenario may take (SQLite's busy timeout is 30 s), counted
+/// Longer than any statement of a race should take (SQLite's busy timeout is 30 s), counted
 /// in waits of a second: wakings for nothing only make the patience shorter.
 const PATIENCE_SECS: u32 = 120;
 
-pub struct Barrier {
+pub(super) struct Barrier {
     parties: usize,
     /// Arrived so far, and how many times the barrier has tripped.
     state: Mutex<(usize, u64)>,
@@ -15,7 +15,7 @@ pub struct Barrier {
 }
 
 impl Barrier {
-    pub fn new(parties: usize) -> Self {
+    pub(super) fn new(parties: usize) -> Self {
         Self {
             parties,
             state: Mutex::new((0, 0)),
@@ -24,7 +24,7 @@ impl Barrier {
     }
 
     /// Waits until every party has arrived; panics after [`PATIENCE_SECS`] without them.
-    pub fn wait(&self) {
+    pub(super) fn wait(&self) {
         let mut state = self
             .state
             .lock()
