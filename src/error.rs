@@ -57,6 +57,15 @@ pub enum Error {
     /// `_`; see [`LeaseMigration::write_to`](crate::LeaseMigration::write_to).
     #[error("invalid migration name: {0}")]
     InvalidMigrationName(String),
+    /// A threshold of a health reading is out of range (a share outside 0 to 1); see
+    /// [`HealthThresholds`](crate::HealthThresholds).
+    #[error("invalid threshold: {0}")]
+    InvalidThreshold(String),
+    /// The table whose health was asked for is not where the connection looks for it (its
+    /// `search_path` on PostgreSQL, its database on MySQL/MariaDB, its attached schemas on
+    /// SQLite), or is no table.
+    #[error("table not found: {0}")]
+    TableNotFound(String),
     /// A migration's files could not be written, or its directory exists already.
     #[error("the migration's files could not be written: {0}")]
     MigrationFiles(#[source] std::io::Error),

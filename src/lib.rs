@@ -64,6 +64,7 @@ mod claim;
 pub mod dsl;
 mod error;
 mod events;
+pub mod health;
 mod keeper;
 mod lease;
 mod migration;
@@ -91,6 +92,7 @@ pub mod sqlite;
 
 pub use claim::{check_text, Claim};
 pub use error::Error;
+pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
     Keepable, Keeper, KeeperRenewal, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason,
     PairRenewal, RenewedRow,
@@ -100,9 +102,9 @@ pub use migration::{LeaseColumns, LeaseMigration};
 pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
-    Guarded, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl,
-    LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl,
-    StaleOnly, Write, WriteKind,
+    Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite,
+    LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal,
+    RunLeaseDsl, StaleOnly, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

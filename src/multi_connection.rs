@@ -69,6 +69,7 @@ macro_rules! multi_connection {
         $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants DatabaseTime[] {});
+        $crate::__statement_on_variants!($connection $variants Health[T] { T: $crate::__diesel::Table, });
         $crate::__node_on_variants!($connection $variants Now[ST] {});
         $crate::__node_on_variants!($connection $variants Ago[ST] {});
         $crate::__node_on_variants!($connection $variants MicrosSince[T] {});

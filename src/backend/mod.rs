@@ -1,8 +1,10 @@
 //! What a backend implements for diesel-lease: its clock, how it lists row values, what a
-//! connection needs after a failed read, its lease columns' DDL, and how it runs each operation
-//! (`ClaimsRow`, `ClaimsBatch`, `WritesHeld`). Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo
-//! feature; a table author never implements or names these traits.
+//! connection needs after a failed read, its lease columns' DDL, how it runs each operation
+//! (`ClaimsRow`, `ClaimsBatch`, `WritesHeld`) and how it reads a table's health (`ReadsHealth`).
+//! Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo feature; a table
+//! author never implements or names these traits.
 mod ddl;
+mod health;
 mod ops;
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 mod returning;
@@ -16,6 +18,7 @@ use diesel::sql_types::{BigInt, HasSqlType, Nullable, SqlType, Text};
 use diesel::{OptionalExtension, QueryResult};
 
 pub use ddl::LeaseDdl;
+pub use health::{HealthPlan, ReadsHealth, TableName};
 pub use ops::{
     BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
     ReturnsSelection, RowClaim, WritesHeld,

@@ -17,6 +17,7 @@ mod batch;
 mod claim;
 mod clock;
 mod ddl;
+mod health;
 mod held;
 mod transaction;
 mod types;

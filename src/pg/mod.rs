@@ -14,6 +14,7 @@
 mod batch;
 mod clock;
 mod ddl;
+mod health;
 mod pooling;
 mod types;
 

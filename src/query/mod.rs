@@ -4,6 +4,7 @@ mod claim_batch;
 mod claim_row;
 mod claimant;
 mod database_time;
+mod health;
 mod held;
 mod holders;
 mod query_dsl;
@@ -15,6 +16,7 @@ pub use claim_batch::ClaimBatch;
 pub use claim_row::ClaimRow;
 pub use claimant::{Claimant, NoClaimant};
 pub use database_time::DatabaseTime;
+pub use health::Health;
 pub use held::{
     Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal, Write,
     WriteKind,

@@ -3,7 +3,8 @@ use diesel::Table;
 
 use crate::outcome::{holder, Holder};
 use crate::query::{
-    AllHeld, ClaimBatch, ClaimRow, HeldPerOwner, HeldRows, Holders, NoClaimant, Reap, StaleOnly,
+    AllHeld, ClaimBatch, ClaimRow, Health, HeldPerOwner, HeldRows, Holders, NoClaimant, Reap,
+    StaleOnly,
 };
 use crate::sql::{NoChanges, NoOrder};
 use crate::{Claim, ClaimLease, Claimable, Fenced, IntoKey, Lease, Outlived};
@@ -195,6 +196,28 @@ pub trait LeaseDsl: Table + Sized {
         Self: ClaimLease,
     {
         HeldPerOwner::new(self)
+    }
+
+    /// The table's health: the readings its backend has of what bloats a lease table (HOT
+    /// updates, dead row versions, vacuums and the transaction holding cleanup back on
+    /// PostgreSQL; the history list and the oldest transaction on MySQL/MariaDB; the write-ahead
+    /// log and free pages on SQLite), by the database's clock, each judged by its threshold.
+    /// Set the thresholds with `.thresholds(..)`. See [`Health`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let health = jobs::table.health().run(conn)?;
+    /// for warning in health.warnings() {
+    ///     eprintln!("{} needs care: {warning}", health.table());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn health(self) -> Health<Self> {
+        Health::new(self)
     }
 
     /// Who holds a row and whether its lease is fresh under `lease`, by the database's clock, as

@@ -13,6 +13,7 @@
 mod batch;
 mod clock;
 mod ddl;
+mod health;
 mod pragmas;
 mod types;
 
