@@ -1,4 +1,4 @@
-//! The lease layer, the keeper and the agent locks through PgBouncer in transaction mode (at
+//! The lease layer, the keeper, the agent locks and the health reading through PgBouncer in transaction mode (at
 //! `PGBOUNCER_DATABASE_URL`), whose pooled connections carry `PgTransactionPooling`: the shared
 //! scenarios, each statement on whichever server connection the pooler picks.
 //!
@@ -56,4 +56,11 @@ mod keeper {
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");
+}
+
+#[cfg(all(feature = "postgres", lease_test_pgbouncer))]
+mod health {
+    use crate::common::pooler as backend;
+    use crate::support::*;
+    include!("scenarios/health.rs");
 }

@@ -97,3 +97,17 @@ pub const INDEX_DEFINITION: &str =
     "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) AS definition \
      FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = ? \
      GROUP BY INDEX_NAME";
+
+/// What a health reading of a lease table reads on MySQL/MariaDB, always (the oldest transaction
+/// when one is open).
+pub const HEALTH_READINGS: &[diesel_lease::health::Metric] = {
+    use diesel_lease::health::Metric::*;
+    &[
+        HistoryListLength,
+        LiveRows,
+        PageSize,
+        Pages,
+        FreePages,
+        FreeSpaceShare,
+    ]
+};

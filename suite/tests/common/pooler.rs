@@ -15,6 +15,7 @@ server_backend!(
 );
 
 pub use super::postgres::native;
-// Used by the keeper scenarios only, and this module is compiled into every test binary.
+// Used by the keeper and health scenarios only, and this module is compiled into every test
+// binary.
 #[allow(unused_imports)]
-pub use super::postgres::earlier;
+pub use super::postgres::{earlier, HEALTH_READINGS};

@@ -46,3 +46,12 @@ pub fn waits_for_a_lock(conn: &mut Conn, pid: i32) {
 /// What the catalog says an index covers, by the index's name (bound): its definition.
 pub const INDEX_DEFINITION: &str =
     "SELECT indexdef AS definition FROM pg_indexes WHERE indexname = $1";
+
+/// What a health reading of a lease table reads on PostgreSQL, always (the others when they
+/// apply: a share of no updates, a vacuum that never ran, a transaction holding the horizon).
+pub const HEALTH_READINGS: &[diesel_lease::health::Metric] = {
+    use diesel_lease::health::Metric::*;
+    &[
+        Updates, HotUpdates, LiveRows, DeadRows, Autovacuum, Fillfactor, PageSize, Pages,
+    ]
+};

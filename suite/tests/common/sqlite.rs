@@ -90,3 +90,17 @@ pub fn earlier(column: &str, secs: u32) -> String {
 /// What the catalog says an index covers, by the index's name (bound): its definition.
 pub const INDEX_DEFINITION: &str =
     "SELECT sql AS definition FROM sqlite_master WHERE type = 'index' AND name = ?";
+
+/// What a health reading of a lease table reads on SQLite, in WAL mode.
+pub const HEALTH_READINGS: &[diesel_lease::health::Metric] = {
+    use diesel_lease::health::Metric::*;
+    &[
+        WalFrames,
+        WalFramesLeft,
+        WalBytes,
+        PageSize,
+        Pages,
+        FreePages,
+        FreeSpaceShare,
+    ]
+};
