@@ -30,25 +30,18 @@ fn backend_pid(conn: &mut backend::Conn) -> u64 {
     u64::try_from(pid).unwrap()
 }
 
-/// The health of `lease_jobs` once the oldest transaction it reads is session `pid`'s and it is
-/// warned of, by thresholds that warn of any transaction open over 200 ms.
-fn warned_of_session(pid: u64) -> TableHealth {
-    let thresholds = HealthThresholds::default().max_transaction_age(Duration::from_millis(200));
-    let reader = &mut backend::connect_in_far_time_zone();
-    let mut warned = None;
-    crate::common::eventually(&format!("a warning naming session {pid}"), || {
-        let health = lease_jobs::table
-            .health()
-            .thresholds(thresholds)
-            .run(reader)
-            .unwrap();
-        let ours = health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(pid));
-        if ours && health.warning(Metric::OldestTransactionAge).is_some() {
-            warned = Some(health);
-        }
-        warned.is_some()
-    });
-    warned.unwrap()
+/// Thresholds that warn of any transaction open over 200 ms.
+fn impatient() -> HealthThresholds {
+    HealthThresholds::default().max_transaction_age(Duration::from_millis(200))
+}
+
+/// Whether `health` names session `pid`, in a reading or a warning.
+fn names_session(health: &TableHealth, pid: u64) -> bool {
+    health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(pid))
+        || health
+            .warnings()
+            .iter()
+            .any(|warning| warning.to_string().contains(&format!("session {pid} ")))
 }
 
 #[test]
@@ -62,44 +55,61 @@ fn a_repeatable_read_transaction_left_open_is_warned_of_by_its_session_until_it_
     // Its snapshot is taken by its first read, and kept until it ends.
     let _: i64 = lease_jobs::table.count().get_result(holder).unwrap();
 
-    let health = warned_of_session(pid);
-    let warning = health
-        .warning(Metric::OldestTransactionAge)
-        .unwrap()
-        .to_string();
-    assert!(
-        warning.starts_with("oldest_transaction_age is ")
-            && warning.contains("past its threshold (at most 200 ms)")
-            && warning.contains(&format!("session {pid} (idle in transaction;")),
-        "{warning}"
-    );
-    let age = health
-        .get(Metric::OldestTransactionAge)
-        .and_then(Measure::as_age)
-        .unwrap();
-    assert!(
-        age < Duration::from_secs(600),
-        "open for {age:?}, by the database's clock"
-    );
-    assert!(
-        health.get(Metric::OldestTransactionXids).is_some(),
-        "{health}"
-    );
+    // Read from a session in a far time zone, inside a transaction of its own: PostgreSQL keeps
+    // a transaction's first view of the statistics unless told otherwise, and each reading
+    // must be fresh all the same.
+    let reader = &mut backend::connect_in_far_time_zone();
+    reader
+        .transaction(|reader| {
+            let mut warned = None;
+            crate::common::eventually(&format!("a warning naming session {pid}"), || {
+                let health = lease_jobs::table
+                    .health()
+                    .thresholds(impatient())
+                    .run(reader)
+                    .unwrap();
+                let ours = health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(pid));
+                if ours && health.warning(Metric::OldestTransactionAge).is_some() {
+                    warned = Some(health);
+                }
+                warned.is_some()
+            });
+            let health = warned.unwrap();
+            let warning = health
+                .warning(Metric::OldestTransactionAge)
+                .unwrap()
+                .to_string();
+            assert!(
+                warning.starts_with("oldest_transaction_age is ")
+                    && warning.contains("past its threshold (at most 200 ms)")
+                    && warning.contains(&format!("session {pid} (idle in transaction;")),
+                "{warning}"
+            );
+            let age = health
+                .get(Metric::OldestTransactionAge)
+                .and_then(Measure::as_age)
+                .unwrap();
+            assert!(
+                age < Duration::from_secs(600),
+                "open for {age:?}, by the database's clock"
+            );
+            assert!(
+                health.get(Metric::OldestTransactionXids).is_some(),
+                "{health}"
+            );
 
-    holder.batch_execute("COMMIT").unwrap();
-    let reader = &mut backend::connect();
-    crate::common::eventually(&format!("session {pid} no longer named"), || {
-        let health = lease_jobs::table
-            .health()
-            .thresholds(HealthThresholds::default().max_transaction_age(Duration::from_millis(200)))
-            .run(reader)
-            .unwrap();
-        health.get(Metric::OldestTransactionSession) != Some(&Measure::Id(pid))
-            && health
-                .warnings()
-                .iter()
-                .all(|warning| !warning.to_string().contains(&format!("session {pid} ")))
-    });
+            holder.batch_execute("COMMIT").unwrap();
+            crate::common::eventually(&format!("session {pid} no longer named"), || {
+                let health = lease_jobs::table
+                    .health()
+                    .thresholds(impatient())
+                    .run(reader)
+                    .unwrap();
+                !names_session(&health, pid)
+            });
+            diesel::QueryResult::Ok(())
+        })
+        .unwrap();
 }
 
 diesel::table! {
