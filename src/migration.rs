@@ -174,10 +174,11 @@ impl LeaseColumns {
             .map(|(name, _)| format!("DROP COLUMN {}", quoted(name)))
             .collect();
         let up = format!(
-            "{}{}{}CREATE INDEX {} ON {table} ({});\n",
+            "{}{}{}{}CREATE INDEX {} ON {table} ({});\n",
             self.header(&table),
             DB::advice(&table, &quoted(&self.claimed_at)),
             alter::<DB>(&table, &adds),
+            DB::storage(&table),
             quoted(&index),
             quoted(&self.claim_token),
         );
@@ -188,9 +189,10 @@ impl LeaseColumns {
             String::new()
         };
         let down = format!(
-            "DROP INDEX {}{on_table};\n{}",
+            "DROP INDEX {}{on_table};\n{}{}",
             quoted(&index),
-            alter::<DB>(&table, &drops)
+            alter::<DB>(&table, &drops),
+            DB::storage_reset(&table),
         );
         Ok(LeaseMigration { up, down })
     }

@@ -83,4 +83,33 @@ pub trait LeaseDdl: Backend {
     /// # }
     /// ```
     fn advice(table: &str, claimed_at: &str) -> String;
+
+    /// The storage settings a lease table gets, as SQL statements for `up.sql`, given the
+    /// table's quoted name: PostgreSQL's fillfactor, which leaves room on each page for the row
+    /// versions renewals write; none elsewhere.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// # use diesel_lease::backend::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::storage("\"jobs\""), "");
+    /// # }
+    /// ```
+    fn storage(table: &str) -> String {
+        let _ = table;
+        String::new()
+    }
+
+    /// The SQL statements for `down.sql` that set back what [`storage`](Self::storage) set, to
+    /// the backend's defaults.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// # use diesel_lease::backend::LeaseDdl;
+    /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::storage_reset("\"jobs\""), "");
+    /// # }
+    /// ```
+    fn storage_reset(table: &str) -> String {
+        let _ = table;
+        String::new()
+    }
 }

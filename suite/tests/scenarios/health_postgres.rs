@@ -129,10 +129,10 @@ diesel::table! {
 diesel_lease::claim_lease!(hot_jobs);
 
 /// How many rows `hot_jobs` has, claimed in batches of [`BATCH`].
-const ROWS: i64 = 300;
+const ROWS: i64 = 1_000;
 const BATCH: usize = 10;
 /// How many times each batch is renewed.
-const ROUNDS: usize = 40;
+const ROUNDS: usize = 20;
 
 /// `hot_jobs` made anew as a plain table with [`ROWS`] queued rows, given its lease columns by
 /// the generated migration, and then `extra_ddl`.
@@ -223,6 +223,11 @@ fn renewals_of_the_table_the_lease_columns_migration_writes_stay_hot() {
         share * 100.0
     );
     assert!(health.warning(Metric::HotUpdateShare).is_none(), "{health}");
+    assert_eq!(
+        health.get(Metric::Fillfactor),
+        Some(&Measure::Share(0.9)),
+        "the migration leaves a tenth of each page for renewals:\n{health}"
+    );
     assert!(
         health
             .get(Metric::HotUpdateShare)
