@@ -179,17 +179,23 @@ fn write_bytes(f: &mut fmt::Formatter<'_>, bytes: u64) -> fmt::Result {
 
 fn write_age(f: &mut fmt::Formatter<'_>, age: Duration) -> fmt::Result {
     let secs = age.as_secs();
-    let (days, hours, minutes) = (secs / 86_400, secs / 3_600 % 24, secs / 60 % 60);
-    if days > 0 {
-        write!(f, "{days} d {hours} h")
-    } else if hours > 0 {
-        write!(f, "{hours} h {minutes} min")
-    } else if minutes > 0 {
-        write!(f, "{minutes} min {} s", secs % 60)
-    } else if secs > 0 {
-        write!(f, "{:.1} s", age.as_secs_f64())
+    // The two largest units that apply, the smaller left out when it is zero.
+    let units = if secs >= 86_400 {
+        Some((secs / 86_400, "d", secs / 3_600 % 24, "h"))
+    } else if secs >= 3_600 {
+        Some((secs / 3_600, "h", secs / 60 % 60, "min"))
+    } else if secs >= 60 {
+        Some((secs / 60, "min", secs % 60, "s"))
     } else {
-        write!(f, "{} ms", age.as_millis())
+        None
+    };
+    match units {
+        Some((large, large_unit, 0, _)) => write!(f, "{large} {large_unit}"),
+        Some((large, large_unit, small, small_unit)) => {
+            write!(f, "{large} {large_unit} {small} {small_unit}")
+        }
+        None if secs > 0 => write!(f, "{:.1} s", age.as_secs_f64()),
+        None => write!(f, "{} ms", age.as_millis()),
     }
 }
 

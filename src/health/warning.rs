@@ -51,7 +51,7 @@ impl fmt::Display for Threshold {
     /// use std::time::Duration;
     /// use diesel_lease::health::{Measure, Threshold};
     ///
-    /// assert_eq!(Threshold::AtMost(Measure::Age(Duration::from_secs(300))).to_string(), "at most 5 min 0 s");
+    /// assert_eq!(Threshold::AtMost(Measure::Age(Duration::from_secs(300))).to_string(), "at most 5 min");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

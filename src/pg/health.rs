@@ -207,7 +207,7 @@ fn checks(
 ) -> Vec<Check> {
     let sample = thresholds.sample();
     let holder = horizon.map_or_else(String::new, |horizon| {
-        format!(" and {} holds the horizon back", horizon.in_words())
+        format!("; the oldest now is {}", horizon.in_words())
     });
     let vacuum = if table.autovacuum {
         "autovacuum has not reached it (see its scale factor and cost limit)"
@@ -223,7 +223,7 @@ fn checks(
         .because(format!(
             "updates that are not HOT write a new entry in every index of the table: keep \
              claimed_at, the one column a renewal writes, out of every index, and leave room on \
-             each page for the new row versions (its fillfactor is {}%; 90 leaves 10%)",
+             each page for the new row versions (a fillfactor under 100; this table's is {}%)",
             table.fillfactor
         )),
         Check::at_most(
@@ -233,8 +233,8 @@ fn checks(
         .once(Metric::DeadRows, sample)
         .because(format!(
             "dead row versions make the table and its indexes larger and every claim's scan \
-             slower: vacuum it, and end long transactions (a vacuum keeps what an open \
-             transaction could still read{holder})"
+             slower: vacuum it, and end long transactions, since a vacuum keeps every version an \
+             open transaction could still read{holder}"
         )),
         Check::at_most(Metric::SinceVacuum, Measure::Age(thresholds.since_vacuum()))
             .once(Metric::DeadRows, sample)
