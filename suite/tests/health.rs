@@ -16,9 +16,11 @@ on_every_backend! {
         include!("scenarios/health.rs");
     }
     postgres: {
+        include!("scenarios/health_open_transaction.rs");
         include!("scenarios/health_postgres.rs");
     }
     mysql: {
+        include!("scenarios/health_open_transaction.rs");
         include!("scenarios/health_mysql.rs");
     }
     sqlite: {
@@ -32,6 +34,7 @@ on_every_backend! {
 mod scenarios {
     mod health;
     mod health_mysql;
+    mod health_open_transaction;
     mod health_postgres;
     mod health_sqlite;
 }

@@ -44,45 +44,14 @@ fn a_consistent_snapshot_left_open_is_warned_of_by_its_session_until_it_ends() {
     // Read from a session 5 h 45 min east of UTC: an age read through the session's time zone
     // would be hours off.
     let reader = &mut backend::connect_in_far_time_zone();
-    let mut warned = None;
-    crate::common::eventually(&format!("a warning naming session {session}"), || {
-        let health = unhurried_health(reader, thresholds);
-        let ours = health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(session));
-        if ours && health.warning(Metric::OldestTransactionAge).is_some() {
-            warned = Some(health);
-        }
-        warned.is_some()
-    });
-    let health = warned.unwrap();
-    let warning = health
-        .warning(Metric::OldestTransactionAge)
-        .unwrap()
-        .to_string();
-    assert!(
-        warning.starts_with("oldest_transaction_age is ")
-            && warning.contains("past its threshold (at most 1.0 s)")
-            && warning.contains(&format!("session {session} (REPEATABLE READ, RUNNING;")),
-        "{warning}"
-    );
-    let age = health
-        .get(Metric::OldestTransactionAge)
-        .and_then(Measure::as_age)
-        .unwrap();
-    assert!(
-        age < Duration::from_secs(600),
-        "open for {age:?}, by the database's clock, not by the session's time zone"
+    let health = open_transaction_warned_of_until_it_ends(
+        session,
+        "(REPEATABLE READ, RUNNING;",
+        "at most 1.0 s",
+        || unhurried_health(reader, thresholds),
+        || holder.batch_execute("COMMIT").unwrap(),
     );
     assert!(health.get(Metric::HistoryListLength).is_some(), "{health}");
-
-    holder.batch_execute("COMMIT").unwrap();
-    crate::common::eventually(&format!("session {session} no longer named"), || {
-        let health = unhurried_health(reader, thresholds);
-        health.get(Metric::OldestTransactionSession) != Some(&Measure::Id(session))
-            && health
-                .warnings()
-                .iter()
-                .all(|warning| !warning.to_string().contains(&format!("session {session} ")))
-    });
 }
 
 diesel::table! {

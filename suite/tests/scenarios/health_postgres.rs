@@ -35,15 +35,6 @@ fn impatient() -> HealthThresholds {
     HealthThresholds::default().max_transaction_age(Duration::from_millis(200))
 }
 
-/// Whether `health` names session `pid`, in a reading or a warning.
-fn names_session(health: &TableHealth, pid: u64) -> bool {
-    health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(pid))
-        || health
-            .warnings()
-            .iter()
-            .any(|warning| warning.to_string().contains(&format!("session {pid} ")))
-}
-
 #[test]
 fn a_repeatable_read_transaction_left_open_is_warned_of_by_its_session_until_it_ends() {
     let _serial = horizon();
@@ -61,52 +52,23 @@ fn a_repeatable_read_transaction_left_open_is_warned_of_by_its_session_until_it_
     let reader = &mut backend::connect_in_far_time_zone();
     reader
         .transaction(|reader| {
-            let mut warned = None;
-            crate::common::eventually(&format!("a warning naming session {pid}"), || {
-                let health = lease_jobs::table
-                    .health()
-                    .thresholds(impatient())
-                    .run(reader)
-                    .unwrap();
-                let ours = health.get(Metric::OldestTransactionSession) == Some(&Measure::Id(pid));
-                if ours && health.warning(Metric::OldestTransactionAge).is_some() {
-                    warned = Some(health);
-                }
-                warned.is_some()
-            });
-            let health = warned.unwrap();
-            let warning = health
-                .warning(Metric::OldestTransactionAge)
-                .unwrap()
-                .to_string();
-            assert!(
-                warning.starts_with("oldest_transaction_age is ")
-                    && warning.contains("past its threshold (at most 200 ms)")
-                    && warning.contains(&format!("session {pid} (idle in transaction;")),
-                "{warning}"
-            );
-            let age = health
-                .get(Metric::OldestTransactionAge)
-                .and_then(Measure::as_age)
-                .unwrap();
-            assert!(
-                age < Duration::from_secs(600),
-                "open for {age:?}, by the database's clock"
+            let health = open_transaction_warned_of_until_it_ends(
+                pid,
+                "(idle in transaction;",
+                "at most 200 ms",
+                || {
+                    lease_jobs::table
+                        .health()
+                        .thresholds(impatient())
+                        .run(reader)
+                        .unwrap()
+                },
+                || holder.batch_execute("COMMIT").unwrap(),
             );
             assert!(
                 health.get(Metric::OldestTransactionXids).is_some(),
                 "{health}"
             );
-
-            holder.batch_execute("COMMIT").unwrap();
-            crate::common::eventually(&format!("session {pid} no longer named"), || {
-                let health = lease_jobs::table
-                    .health()
-                    .thresholds(impatient())
-                    .run(reader)
-                    .unwrap();
-                !names_session(&health, pid)
-            });
             diesel::QueryResult::Ok(())
         })
         .unwrap();
