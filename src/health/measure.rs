@@ -107,14 +107,10 @@ impl Measure {
     }
 
     /// An age of `micros` microseconds, as the database measured it; a negative one (a clock
-    /// stepped back between two readings) is none.
+    /// stepped back between two readings) is zero.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn age_from_micros(micros: i64) -> Self {
-        Self::Age(Duration::from_micros(micros.max(0).unsigned_abs()))
-    }
-
-    /// A count the database gave as a signed number; a negative one is none.
-    pub(crate) fn count_from(count: i64) -> Self {
-        Self::Count(count.max(0).unsigned_abs())
+        Self::Age(Duration::from_micros(unsigned(micros)))
     }
 
     /// `part` as a share of `whole`, if `whole` is not zero.
@@ -147,6 +143,11 @@ impl fmt::Display for Measure {
             Self::Text(text) => f.write_str(text),
         }
     }
+}
+
+/// A count or size the database gives as a signed number, as one; a negative one is zero.
+pub(crate) fn unsigned(number: i64) -> u64 {
+    number.max(0).unsigned_abs()
 }
 
 /// `count` with a comma between each group of three digits.

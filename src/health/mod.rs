@@ -32,6 +32,7 @@ mod report;
 mod thresholds;
 mod warning;
 
+pub(crate) use measure::unsigned;
 pub use measure::Measure;
 pub use metric::Metric;
 pub use report::{Reading, TableHealth};

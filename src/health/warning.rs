@@ -194,6 +194,7 @@ pub(crate) struct Check {
 
 impl Check {
     /// `metric` should be `value` or more.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn at_least(metric: Metric, value: Measure) -> Self {
         Self::new(metric, Threshold::AtLeast(value))
     }
@@ -223,6 +224,7 @@ impl Check {
 
     /// A reading that is missing (what it times never happened) is past the threshold, when the
     /// sample is met.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn missing_is_past(self) -> Self {
         Self {
             missing_is_past: true,

@@ -6,7 +6,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::backend::{read, read_optional, HealthPlan, ReadsHealth};
-use crate::health::{Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
+use crate::health::{unsigned, Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
 
 /// The table's rows (an estimate), its size with its indexes and free space, its free space,
 /// and InnoDB's page size, for the table in the schema bound (the connection's database when
@@ -146,7 +146,9 @@ fn history_in_status(status: &str) -> Option<i64> {
 fn readings(table: &TableRow, history: Option<i64>, oldest: Option<&Oldest>) -> Vec<Reading> {
     let mut readings = Vec::new();
     readings.extend(
-        history.map(|length| Reading::new(Metric::HistoryListLength, Measure::count_from(length))),
+        history.map(|length| {
+            Reading::new(Metric::HistoryListLength, Measure::Count(unsigned(length)))
+        }),
     );
     if let Some(oldest) = oldest {
         readings.extend(oldest.micros.map(|micros| {
@@ -157,7 +159,7 @@ fn readings(table: &TableRow, history: Option<i64>, oldest: Option<&Oldest>) -> 
         }));
         readings.push(Reading::new(
             Metric::OldestTransactionSession,
-            Measure::Id(oldest.session.max(0).unsigned_abs()),
+            Measure::Id(unsigned(oldest.session)),
         ));
         readings.push(Reading::new(
             Metric::OldestTransaction,
@@ -167,16 +169,11 @@ fn readings(table: &TableRow, history: Option<i64>, oldest: Option<&Oldest>) -> 
     readings.extend(
         table
             .live_rows
-            .map(|rows| Reading::new(Metric::LiveRows, Measure::count_from(rows))),
+            .map(|rows| Reading::new(Metric::LiveRows, Measure::Count(unsigned(rows)))),
     );
-    let page_size = table.page_size.max(1).unsigned_abs();
-    let pages = table
-        .size
-        .unwrap_or(0)
-        .max(0)
-        .unsigned_abs()
-        .div_ceil(page_size);
-    let free = table.free.unwrap_or(0).max(0).unsigned_abs() / page_size;
+    let page_size = unsigned(table.page_size).max(1);
+    let pages = unsigned(table.size.unwrap_or(0)).div_ceil(page_size);
+    let free = unsigned(table.free.unwrap_or(0)) / page_size;
     readings.push(Reading::new(Metric::PageSize, Measure::Bytes(page_size)));
     readings.push(Reading::new(Metric::Pages, Measure::Count(pages)));
     readings.push(Reading::new(Metric::FreePages, Measure::Count(free)));

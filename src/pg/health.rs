@@ -7,7 +7,7 @@ use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 
 use crate::backend::{read_optional, HealthPlan, ReadsHealth};
-use crate::health::{Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
+use crate::health::{unsigned, Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
 
 /// The table's statistics, fresh (the statistics snapshot of a transaction of the caller's is
 /// dropped first), for the table the connection's `search_path` finds under the name bound.
@@ -129,20 +129,23 @@ where
 }
 
 fn readings(table: &TableRow, horizon: Option<&HorizonRow>) -> Vec<Reading> {
-    let updates = table.updates.max(0).unsigned_abs();
-    let dead = table.dead_rows.max(0).unsigned_abs();
-    let versions = dead + table.live_rows.max(0).unsigned_abs();
+    let updates = unsigned(table.updates);
+    let dead = unsigned(table.dead_rows);
+    let versions = dead + unsigned(table.live_rows);
     let mut readings = vec![
         Reading::new(Metric::Updates, Measure::Count(updates)),
-        Reading::new(Metric::HotUpdates, Measure::count_from(table.hot_updates)),
+        Reading::new(
+            Metric::HotUpdates,
+            Measure::Count(unsigned(table.hot_updates)),
+        ),
     ];
     readings.extend(
-        Measure::share_of(table.hot_updates.max(0).unsigned_abs(), updates)
+        Measure::share_of(unsigned(table.hot_updates), updates)
             .map(|share| Reading::new(Metric::HotUpdateShare, share)),
     );
     readings.push(Reading::new(
         Metric::LiveRows,
-        Measure::count_from(table.live_rows),
+        Measure::Count(unsigned(table.live_rows)),
     ));
     readings.push(Reading::new(Metric::DeadRows, Measure::Count(dead)));
     readings.extend(
@@ -168,11 +171,11 @@ fn readings(table: &TableRow, horizon: Option<&HorizonRow>) -> Vec<Reading> {
     ));
     readings.push(Reading::new(
         Metric::PageSize,
-        Measure::Bytes(table.page_size.max(0).unsigned_abs()),
+        Measure::Bytes(unsigned(table.page_size)),
     ));
     readings.push(Reading::new(
         Metric::Pages,
-        Measure::count_from(table.pages),
+        Measure::Count(unsigned(table.pages)),
     ));
     if let Some(horizon) = horizon {
         readings.extend(horizon.micros.map(|micros| {
@@ -181,15 +184,16 @@ fn readings(table: &TableRow, horizon: Option<&HorizonRow>) -> Vec<Reading> {
                 Measure::age_from_micros(micros),
             )
         }));
-        readings.extend(
-            horizon
-                .xids
-                .map(|xids| Reading::new(Metric::OldestTransactionXids, Measure::count_from(xids))),
-        );
+        readings.extend(horizon.xids.map(|xids| {
+            Reading::new(
+                Metric::OldestTransactionXids,
+                Measure::Count(unsigned(xids)),
+            )
+        }));
         readings.extend(horizon.pid.map(|pid| {
             Reading::new(
                 Metric::OldestTransactionSession,
-                Measure::Id(u64::from(pid.max(0).unsigned_abs())),
+                Measure::Id(unsigned(i64::from(pid))),
             )
         }));
         readings.push(Reading::new(

@@ -6,7 +6,7 @@ use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, QueryableByName};
 
 use crate::backend::{read_optional, HealthPlan, ReadsHealth};
-use crate::health::{Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
+use crate::health::{unsigned, Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
 
 /// The bytes a WAL's header takes, and each frame's header.
 const WAL_HEADER: u64 = 32;
@@ -94,15 +94,13 @@ where
         let page_size = read_optional::<C, _, PageSize>(pragma("page_size"), conn)?;
         let pages = read_optional::<C, _, PageCount>(pragma("page_count"), conn)?;
         let free = read_optional::<C, _, FreelistCount>(pragma("freelist_count"), conn)?;
-        let page_size = page_size.map_or(0, |size| size.page_size.max(0).unsigned_abs());
-        let pages = pages.map_or(0, |pages| pages.page_count.max(0).unsigned_abs());
-        let free = free.map_or(0, |free| free.freelist_count.max(0).unsigned_abs());
+        let page_size = page_size.map_or(0, |size| unsigned(size.page_size));
+        let pages = pages.map_or(0, |pages| unsigned(pages.page_count));
+        let free = free.map_or(0, |free| unsigned(free.freelist_count));
         let mut readings = Vec::new();
         if let Some(checkpoint) = checkpoint.filter(|checkpoint| checkpoint.log >= 0) {
-            let frames = checkpoint.log.unsigned_abs();
-            let left = (checkpoint.log - checkpoint.checkpointed.max(0))
-                .max(0)
-                .unsigned_abs();
+            let frames = unsigned(checkpoint.log);
+            let left = frames.saturating_sub(unsigned(checkpoint.checkpointed));
             let bytes = if frames == 0 {
                 0
             } else {
