@@ -5,7 +5,7 @@ use diesel::mysql::Mysql;
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};
 
-use crate::backend::{read, read_optional, HealthPlan, ReadsHealth};
+use crate::backend::{read_optional, HealthPlan, ReadsHealth};
 use crate::health::{unsigned, Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
 
 /// The table's rows (an estimate), its size with its indexes and free space, its free space,
@@ -23,6 +23,9 @@ const TABLE: &str = "SELECT CAST(TABLE_ROWS AS SIGNED) AS live_rows, \
 const HISTORY_METRIC: &str = "SELECT CAST(COUNT AS SIGNED) AS history \
     FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len' \
     AND TIME_ENABLED IS NOT NULL AND TIME_DISABLED IS NULL";
+
+/// MariaDB's status variable of the history list length, read whether the counter is on or off.
+const HISTORY_STATUS: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'";
 
 /// The oldest open transaction of another session that keeps a read view from its first read to
 /// its end: at REPEATABLE READ or SERIALIZABLE (at READ COMMITTED a read view lasts one statement,
@@ -56,12 +59,12 @@ struct History {
     history: i64,
 }
 
-/// A row of `SHOW ENGINE INNODB STATUS`.
+/// A row of `SHOW GLOBAL STATUS`.
 #[derive(QueryableByName)]
-struct EngineStatus {
+struct Status {
     #[diesel(sql_type = Text)]
-    #[diesel(column_name = Status)]
-    status: String,
+    #[diesel(column_name = Value)]
+    value: String,
 }
 
 #[derive(QueryableByName)]
@@ -119,7 +122,10 @@ where
     }
 }
 
-/// From InnoDB's counter while it is enabled, else from `SHOW ENGINE INNODB STATUS`.
+/// From InnoDB's counter while it is enabled, else from MariaDB's status variable (MySQL has
+/// none: there the length is absent while the counter is off). `SHOW ENGINE INNODB STATUS`,
+/// which has it too, cannot be read through a prepared statement: the server gives its result
+/// no metadata before it runs.
 fn history_list_length<C>(conn: &mut C) -> QueryResult<Option<i64>>
 where
     C: Connection<Backend = Mysql> + LoadConnection,
@@ -128,19 +134,8 @@ where
     if let Some(counted) = counted {
         return Ok(Some(counted.history));
     }
-    let status: Vec<EngineStatus> = read(diesel::sql_query("SHOW ENGINE INNODB STATUS"), conn)?;
-    Ok(status
-        .iter()
-        .find_map(|status| history_in_status(&status.status)))
-}
-
-/// The length `SHOW ENGINE INNODB STATUS` reports: `History list length 1234`.
-fn history_in_status(status: &str) -> Option<i64> {
-    status.lines().find_map(|line| {
-        line.trim()
-            .strip_prefix("History list length ")
-            .and_then(|length| length.trim().parse().ok())
-    })
+    let status = read_optional::<C, _, Status>(diesel::sql_query(HISTORY_STATUS), conn)?;
+    Ok(status.and_then(|status| status.value.trim().parse().ok()))
 }
 
 fn readings(table: &TableRow, history: Option<i64>, oldest: Option<&Oldest>) -> Vec<Reading> {
@@ -220,18 +215,4 @@ fn checks(thresholds: &HealthThresholds, oldest: Option<&Oldest>) -> Vec<Check> 
              gives them back",
         ),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::history_in_status;
-
-    #[test]
-    fn the_history_list_length_is_read_from_the_engines_status() {
-        let status = "------------\nTRANSACTIONS\n------------\nTrx id counter 2617\n\
-                      Purge done for trx's n:o < 2616 undo n:o < 0 state: running\n\
-                      History list length 1234\nLIST OF TRANSACTIONS FOR EACH SESSION:\n";
-        assert_eq!(history_in_status(status), Some(1234));
-        assert_eq!(history_in_status("no such line"), None);
-    }
 }

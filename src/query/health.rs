@@ -22,10 +22,12 @@ use crate::Error;
 ///   other sessions of the database, prepared transactions and replication slots, with its age
 ///   by `statement_timestamp()` and in transaction ids, its process id and what it is doing.
 ///   A role sees other roles' sessions with `pg_read_all_stats` (or `pg_monitor`).
-/// * MySQL/MariaDB: the server's history list length (`INNODB_METRICS`, else `SHOW ENGINE
-///   INNODB STATUS`), the oldest open transaction of another session (`INNODB_TRX`) with its age
-///   by `UTC_TIMESTAMP(6)` (to the second, whatever the session's time zone), and the table's
-///   rows and free space (`information_schema.TABLES`). It needs the `PROCESS` privilege.
+/// * MySQL/MariaDB: the server's history list length (`INNODB_METRICS`, else MariaDB's status
+///   variable), the oldest open transaction of another session that keeps a read view
+///   (`INNODB_TRX`) with its age by `UTC_TIMESTAMP(6)` (to the second, whatever the session's
+///   time zone), and the table's rows and free space (`information_schema.TABLES`). It needs the
+///   `PROCESS` privilege. The server lists transactions afresh only once no one has read the list
+///   for 0.1 s: a caller reading more often sees the same transactions.
 /// * SQLite: the write-ahead log's frames and those a **passive checkpoint** could not copy
 ///   back (it runs one: it never waits for a reader or a writer, and it only copies what no
 ///   reader still needs), and the pages and free pages of the database file.
