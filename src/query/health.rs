@@ -30,7 +30,8 @@ use crate::Error;
 ///   for 0.1 s: a caller reading more often sees the same transactions.
 /// * SQLite: the write-ahead log's frames and those a **passive checkpoint** could not copy
 ///   back (it runs one: it never waits for a reader or a writer, and it only copies what no
-///   reader still needs), and the pages and free pages of the database file.
+///   reader still needs; inside a transaction of the caller's it runs none, and the log's
+///   readings are absent), and the pages and free pages of the database file.
 ///
 /// Ages are by the database's clock. A table the database does not have is
 /// [`Error::TableNotFound`]; a share threshold outside 0 to 1 is [`Error::InvalidThreshold`],

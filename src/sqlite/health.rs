@@ -5,7 +5,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, QueryableByName};
 
-use crate::backend::{read_optional, HealthPlan, ReadsHealth};
+use crate::backend::{in_no_transaction, read_optional, HealthPlan, ReadsHealth};
 use crate::health::{unsigned, Check, HealthThresholds, Measure, Metric, Reading, TableHealth};
 
 /// The bytes a WAL's header takes, and each frame's header.
@@ -58,7 +58,8 @@ struct FreelistCount {
 /// The WAL and the pages are the database file's, which every table of it shares. The
 /// checkpoint is passive: it copies into the database the frames no reader still needs, and
 /// never waits for a reader or a writer; the frames it leaves are newer than the snapshot of a
-/// reader still open.
+/// reader still open. Inside a transaction of the caller's, SQLite runs no checkpoint, and the
+/// log's readings are absent.
 impl<C> ReadsHealth<C> for Sqlite
 where
     C: Connection<Backend = Sqlite> + LoadConnection,
@@ -89,8 +90,13 @@ where
                 .replace('"', "\"\"")
         );
         let pragma = |name: &str| diesel::sql_query(format!("PRAGMA {schema}.{name}"));
-        let checkpoint =
-            read_optional::<C, _, Checkpoint>(pragma("wal_checkpoint(PASSIVE)"), conn)?;
+        // SQLite runs no checkpoint on a connection inside a transaction ("database table is
+        // locked"): in one of the caller's, the log goes unread.
+        let checkpoint = if in_no_transaction(conn) {
+            read_optional::<C, _, Checkpoint>(pragma("wal_checkpoint(PASSIVE)"), conn)?
+        } else {
+            None
+        };
         let page_size = read_optional::<C, _, PageSize>(pragma("page_size"), conn)?;
         let pages = read_optional::<C, _, PageCount>(pragma("page_count"), conn)?;
         let free = read_optional::<C, _, FreelistCount>(pragma("freelist_count"), conn)?;

@@ -60,6 +60,18 @@ fn a_read_transaction_left_open_keeps_frames_in_the_log_and_is_warned_of_until_i
     });
 }
 
+#[test]
+fn inside_a_transaction_the_log_goes_unread_and_the_rest_is_read() {
+    let conn = &mut connection();
+    conn.transaction::<_, Error, _>(|conn| {
+        let health = lease_jobs::table.health().run(conn)?;
+        assert_eq!(health.get(Metric::WalFrames), None, "{health}");
+        assert!(health.get(Metric::Pages).is_some(), "{health}");
+        Ok(())
+    })
+    .unwrap();
+}
+
 diesel::table! {
     /// A table of a database attached to the connection as `health_attached`.
     health_attached.attached_jobs (id) {
