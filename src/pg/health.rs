@@ -29,22 +29,31 @@ const TABLE: &str = "SELECT s.n_tup_upd AS updates, s.n_tup_hot_upd AS hot_updat
 
 /// The oldest of what holds this database's cleanup horizon back, by how many transaction ids
 /// old its horizon is: another session's snapshot or transaction, a prepared transaction, a
-/// replication slot. Since PostgreSQL 14 only sessions of the same database (and those of none,
-/// WAL senders) hold back the horizon of its tables.
-const HORIZON: &str = "SELECT holder, pid, state, what, xids, micros FROM ( \
-    SELECT 'session' AS holder, a.pid AS pid, a.state AS state, left(a.query, 80) AS what, \
-        CAST(GREATEST(age(a.backend_xid), age(a.backend_xmin)) AS BIGINT) AS xids, \
+/// replication slot. A snapshot counts in its own database alone (since PostgreSQL 14, vacuum
+/// and pruning ignore other databases' snapshots), but a transaction id anywhere holds back page
+/// pruning in every database (each snapshot's xmin is the oldest running transaction id of the
+/// server), and so does a prepared transaction's: sessions of other databases count by their
+/// transaction ids, `elsewhere` names their database.
+const HORIZON: &str = "SELECT holder, pid, elsewhere, state, what, xids, micros FROM ( \
+    SELECT 'session' AS holder, a.pid AS pid, \
+        CASE WHEN a.datname <> current_database() THEN a.datname::text END AS elsewhere, \
+        a.state AS state, left(a.query, 80) AS what, \
+        CAST(CASE WHEN a.datname <> current_database() THEN age(a.backend_xid) \
+            ELSE GREATEST(age(a.backend_xid), age(a.backend_xmin)) END AS BIGINT) AS xids, \
         CAST(EXTRACT(EPOCH FROM (statement_timestamp() - a.xact_start)) * 1000000 AS BIGINT) AS micros \
         FROM pg_stat_activity a \
-        WHERE a.pid <> pg_backend_pid() \
-        AND (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL) \
-        AND (a.datname = current_database() OR a.datname IS NULL) \
+        WHERE a.pid <> pg_backend_pid() AND (a.backend_xid IS NOT NULL \
+            OR (a.backend_xmin IS NOT NULL \
+                AND (a.datname = current_database() OR a.datname IS NULL))) \
     UNION ALL \
-    SELECT 'prepared transaction', NULL, NULL, p.gid, CAST(age(p.transaction) AS BIGINT), \
+    SELECT 'prepared transaction', NULL, \
+        CASE WHEN p.database <> current_database() THEN p.database::text END, NULL, p.gid, \
+        CAST(age(p.transaction) AS BIGINT), \
         CAST(EXTRACT(EPOCH FROM (statement_timestamp() - p.prepared)) * 1000000 AS BIGINT) \
-        FROM pg_prepared_xacts p WHERE p.database = current_database() \
+        FROM pg_prepared_xacts p \
     UNION ALL \
-    SELECT 'replication slot', s.active_pid, NULL, s.slot_name::text, CAST(age(s.xmin) AS BIGINT), NULL \
+    SELECT 'replication slot', s.active_pid, NULL, NULL, s.slot_name::text, \
+        CAST(age(s.xmin) AS BIGINT), NULL \
         FROM pg_replication_slots s WHERE s.xmin IS NOT NULL \
     ) AS holders ORDER BY xids DESC NULLS LAST, micros DESC NULLS LAST LIMIT 1";
 
@@ -79,6 +88,8 @@ struct HorizonRow {
     #[diesel(sql_type = Nullable<Integer>)]
     pid: Option<i32>,
     #[diesel(sql_type = Nullable<Text>)]
+    elsewhere: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
     state: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     what: Option<String>,
@@ -90,15 +101,34 @@ struct HorizonRow {
 
 impl HorizonRow {
     /// Who holds the horizon, in words: `session 4242 (idle in transaction; its last
-    /// statement: SELECT ..)`, `prepared transaction 'gid'`, `replication slot 'name'`.
+    /// statement: SELECT ..)`, `prepared transaction 'gid'`, `replication slot 'name'`, with
+    /// `of database other` for one of another database.
     fn in_words(&self) -> String {
         let what = self.what.as_deref().unwrap_or("").trim();
+        let of = self
+            .elsewhere
+            .as_ref()
+            .map_or_else(String::new, |database| format!(" of database {database}"));
         match (self.holder.as_str(), self.pid) {
             ("session", Some(pid)) => format!(
-                "session {pid} ({}; its last statement: {what})",
+                "session {pid}{of} ({}; its last statement: {what})",
                 self.state.as_deref().unwrap_or("state unknown")
             ),
-            (holder, _) => format!("{holder} '{what}'"),
+            (holder, _) => format!("{holder} '{what}'{of}"),
+        }
+    }
+
+    /// What it holds back: vacuum and pruning in this database, or pruning alone from
+    /// another.
+    fn holds_back(&self) -> &'static str {
+        if self.elsewhere.is_some() {
+            "holds a transaction id, which keeps page pruning in every database of the server \
+             from removing row versions newer than it: renewals stop being HOT once their \
+             pages fill, and the versions they leave pile up until it ends"
+        } else {
+            "holds back the cleanup horizon of this database: neither vacuum nor page pruning \
+             removes a row version it could still read, so the versions every renewal leaves \
+             pile up until it ends"
         }
     }
 }
@@ -249,12 +279,7 @@ fn checks(
             Measure::Age(thresholds.transaction_age()),
         )
         .because(horizon.map_or_else(String::new, |horizon| {
-            format!(
-                "{} holds back the cleanup horizon of every table of this database: no vacuum \
-                 or page pruning removes a row version it could still read, so the versions \
-                 every renewal leaves pile up until it ends",
-                horizon.in_words()
-            )
+            format!("{} {}", horizon.in_words(), horizon.holds_back())
         })),
     ]
 }
