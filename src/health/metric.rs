@@ -43,8 +43,9 @@ pub enum Metric {
     /// rest for HOT updates.
     Fillfactor,
     /// How long the oldest transaction that keeps old row versions has been open, by the
-    /// database's clock: on PostgreSQL the oldest of the other sessions of this database, prepared
-    /// transactions and replication slots holding the cleanup horizon back; on MySQL/MariaDB the
+    /// database's clock: on PostgreSQL the oldest of what holds the cleanup horizon back (another
+    /// session of this database, a session of any database holding a transaction id, a prepared
+    /// transaction, a replication slot); on MySQL/MariaDB the
     /// oldest open transaction of another session at REPEATABLE READ or SERIALIZABLE, which keeps
     /// its read view from its first read to its end (to the second).
     OldestTransactionAge,

@@ -18,9 +18,10 @@ use crate::Error;
 /// * PostgreSQL: the table's statistics (`pg_stat_all_tables`, for the table the connection's
 ///   `search_path` finds): updates and HOT updates and their share, live and dead row versions,
 ///   the time since the last vacuum and autovacuum, whether autovacuum is on for it, its
-///   fillfactor and size; and the oldest transaction holding the cleanup horizon back among the
-///   other sessions of the database, prepared transactions and replication slots, with its age
-///   by `statement_timestamp()` and in transaction ids, its process id and what it is doing.
+///   fillfactor and size; and the oldest transaction holding the cleanup horizon back: another
+///   session of the database, a session of any database holding a transaction id (which holds
+///   back page pruning everywhere), a prepared transaction, a replication slot; with its age by
+///   `statement_timestamp()` and in transaction ids, its process id and what it is doing.
 ///   A role sees other roles' sessions with `pg_read_all_stats` (or `pg_monitor`).
 /// * MySQL/MariaDB: the server's history list length (`INNODB_METRICS`, else MariaDB's status
 ///   variable), the oldest open transaction of another session that keeps a read view
