@@ -92,8 +92,8 @@ pub mod sqlite;
 pub use claim::{check_text, Claim};
 pub use error::Error;
 pub use keeper::{
-    Keepable, Keeper, KeeperRenewal, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason,
-    PairRenewal, RenewedRow,
+    Keepable, Keeper, KeeperRenewal, KeeperSettings, KeeperStats, Kept, KeptRelease, LeaseLost,
+    LossReason, PairRenewal, RenewedRow,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};

@@ -9,6 +9,7 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
 use super::renewal::{KeeperRenewal, RenewedRow};
 use super::state::{lock, ClaimState};
+use super::stats::Tally;
 use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
@@ -155,6 +156,7 @@ pub(super) struct TableClaims<C: R2D2Connection + 'static, T: ClaimLease> {
     pub(super) pool: Pool<ConnectionManager<C>>,
     pub(super) table: T,
     pub(super) claims: Mutex<Vec<Arc<ClaimState<T::Key>>>>,
+    pub(super) tally: Arc<Tally>,
 }
 
 impl<C, T> TableClaims<C, T>
@@ -213,6 +215,11 @@ where
         });
         match renewed {
             Ok(rows) => {
+                let confirmed = monotonic::instant();
+                let margins: Vec<_> = renewing
+                    .iter()
+                    .filter_map(|state| state.margin_at(confirmed))
+                    .collect();
                 // Sorted by token once, so that each claim looks only at its own rows.
                 let mut by_token: HashMap<&str, Vec<&T::Key>> = HashMap::new();
                 for (key, token) in &rows {
@@ -227,6 +234,7 @@ where
                     crate::events::emit_renewed::<T>(state.claim(), renewed.len());
                     state.renewed(renewed, request_start);
                 }
+                self.tally.renewed(rows.len(), margins);
                 Ok(statements)
             }
             Err(error) => Err(self.unconfirmed(renewing, error)),
@@ -240,6 +248,7 @@ where
         claims: impl IntoIterator<Item = &'a Arc<ClaimState<T::Key>>>,
         error: Error,
     ) -> Error {
+        self.tally.failed();
         let now = monotonic::instant();
         for state in claims {
             state.unconfirmed(&error, now);

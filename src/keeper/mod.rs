@@ -6,10 +6,10 @@ mod lost;
 mod renewal;
 mod settings;
 mod state;
+mod stats;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -24,6 +24,8 @@ pub use lost::{LeaseLost, LossReason};
 pub use renewal::{KeeperRenewal, PairRenewal, RenewedRow};
 pub use settings::KeeperSettings;
 use state::{lock, ClaimState};
+pub use stats::KeeperStats;
+use stats::Tally;
 
 /// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
 /// table in one statement per round (one per 4,096 rows, past that many), each row guarded by its own claim's token; it notices when
@@ -67,8 +69,7 @@ struct Shared<C: R2D2Connection + 'static> {
     tables: Mutex<Vec<KeptTable>>,
     stopped: Mutex<bool>,
     wake: Condvar,
-    rounds: AtomicU64,
-    statements: AtomicU64,
+    tally: Arc<Tally>,
 }
 
 impl<C: R2D2Connection + 'static> fmt::Debug for Keeper<C> {
@@ -110,8 +111,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
             tables: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
             wake: Condvar::new(),
-            rounds: AtomicU64::new(0),
-            statements: AtomicU64::new(0),
+            tally: Arc::default(),
         });
         let renewing = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -170,6 +170,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
             settings,
             hold_until,
             monotonic::instant(),
+            Arc::clone(&self.shared.tally),
         ));
         let claims = self.claims_on(table);
         // The first renewal, here and now, of this claim alone: the lease is trusted from its
@@ -190,6 +191,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
                 pool: self.shared.pool.clone(),
                 table,
                 claims: Mutex::new(Vec::new()),
+                tally: Arc::clone(&self.shared.tally),
             });
             tables.push(KeptTable {
                 renewing: Arc::clone(&claims) as Arc<dyn Renewing>,
@@ -228,7 +230,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn rounds(&self) -> u64 {
-        self.shared.rounds.load(Ordering::SeqCst)
+        self.shared.tally.snapshot().rounds
     }
 
     /// How many renewal statements the keeper's rounds have sent: one per table and round,
@@ -245,7 +247,31 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn renewal_statements(&self) -> u64 {
-        self.shared.statements.load(Ordering::SeqCst)
+        self.shared.tally.snapshot().renewal_statements
+    }
+
+    /// What the keeper has done since it started: its rounds and how late they started, the
+    /// rows it renewed and lost by reason, its last round's latency and the smallest margin a
+    /// kept lease had left before its trust deadline. See [`KeeperStats`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// let won = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let _kept = keeper.keep(&won.won().expect("free"))?;
+    /// let stats = keeper.stats();
+    /// assert_eq!(stats.rows_renewed, 1, "renewed once as it was kept");
+    /// assert_eq!(stats.rows_lost(), 0);
+    /// println!("keeper: {stats}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> KeeperStats {
+        self.shared.tally.snapshot()
     }
 }
 
@@ -260,6 +286,7 @@ impl<C: R2D2Connection + 'static> Drop for Keeper<C> {
         for table in lock(&self.shared.tables).drain(..) {
             table.renewing.release_all();
         }
+        crate::events::emit_keeper_stopped(&self.shared.tally.snapshot());
     }
 }
 
@@ -267,8 +294,12 @@ impl<C: R2D2Connection + 'static> Shared<C> {
     /// Renews every kept claim once per round, one statement per table (and 4,096 rows), each round `every`
     /// after the start of the last, until the keeper stops.
     fn run(&self) {
+        let mut due = monotonic::instant();
         loop {
             let round_start = monotonic::instant();
+            self.tally
+                .round_started(due, round_start, self.settings.renews_every());
+            let mut sent = 0;
             let tables: Vec<Arc<dyn Renewing>> = lock(&self.tables)
                 .iter()
                 .map(|table| Arc::clone(&table.renewing))
@@ -277,11 +308,15 @@ impl<C: R2D2Connection + 'static> Shared<C> {
                 if self.is_stopped() {
                     return;
                 }
-                let sent = table.renew_round();
-                self.statements.fetch_add(sent as u64, Ordering::SeqCst);
+                sent += table.renew_round();
             }
-            self.rounds.fetch_add(1, Ordering::SeqCst);
-            let next = round_start + self.settings.renews_every();
+            self.tally
+                .round_ended(round_start, monotonic::instant(), sent);
+            if sent > 0 {
+                crate::events::emit_keeper_round(&self.tally.snapshot());
+            }
+            due = round_start + self.settings.renews_every();
+            let next = due;
             let mut stopped = lock(&self.stopped);
             while !*stopped {
                 let left = next.saturating_duration_since(monotonic::instant());

@@ -12,6 +12,7 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/keeper.rs");
+        include!("scenarios/keeper_stats.rs");
     }
     postgres: {
         include!("scenarios/keeper_postgres.rs");
@@ -28,4 +29,5 @@ mod scenarios {
     mod keeper;
     mod keeper_mysql;
     mod keeper_postgres;
+    mod keeper_stats;
 }
