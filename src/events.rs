@@ -76,6 +76,17 @@ pub(crate) fn emit_not_released<T>(claim: &Claim, rows: usize, error: &dyn std::
     claim_event!(warn, table_name::<T>(), claim, rows, "lease not released; it runs out on its own", error = %error);
 }
 
+/// A release by owner freed `rows` rows of `T` that `owners` held, whatever their claims.
+pub(crate) fn emit_released_by_owners<T>(owners: &[String], rows: usize) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        table = table_name::<T>(),
+        owners = owners.join(", "),
+        rows,
+        "leases released by owner"
+    );
+}
+
 /// A reap took `rows` outlived rows of `T` from their holders.
 pub(crate) fn emit_reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]

@@ -69,6 +69,7 @@ mod lease;
 mod migration;
 mod monotonic;
 mod multi_connection;
+mod node;
 mod outcome;
 mod query;
 pub mod sql;
@@ -92,17 +93,18 @@ pub mod sqlite;
 pub use claim::{check_text, Claim};
 pub use error::Error;
 pub use keeper::{
-    Keepable, Keeper, KeeperRenewal, KeeperSettings, KeeperStats, Kept, KeptRelease, LeaseLost,
-    LossReason, PairRenewal, RenewedRow,
+    Drained, DrainedTable, Keepable, Keeper, KeeperRelease, KeeperRenewal, KeeperSettings,
+    KeeperStats, Kept, KeptRelease, LeaseLost, LossReason, PairRelease, PairRenewal, RenewedRow,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
+pub use node::Node;
 pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
     Guarded, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl,
-    LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl,
-    StaleOnly, Write, WriteKind,
+    LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows, OwnerRelease, Reap, Release,
+    Renewal, RunLeaseDsl, StaleOnly, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

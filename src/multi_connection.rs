@@ -63,11 +63,13 @@ macro_rules! multi_connection {
         $crate::__statement_on_variants!($connection $variants ClaimBatch[T, F, O, Changes, Selection, By] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Guarded[T, Kind, Changes, A] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Reap[T, F, O, Changes] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants OwnerRelease[T, Owners, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Holders[T, Which] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants HeldPerOwner[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Why[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants KeeperRelease[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants DatabaseTime[] {});
         $crate::__node_on_variants!($connection $variants Now[ST] {});
         $crate::__node_on_variants!($connection $variants Ago[ST] {});

@@ -3,10 +3,9 @@
 //! deadline. Pure bookkeeping: every reading of the monotonic clock is passed in, so that it is
 //! tested on a fake clock.
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::state::lock;
 use super::LossReason;
 
 /// A snapshot of what a [`Keeper`](crate::Keeper) has done since it started: made by
@@ -113,15 +112,22 @@ pub(super) struct Tally {
 }
 
 impl Tally {
+    /// The numbers, locked briefly; poisoned, they are still sound.
+    fn stats(&self) -> MutexGuard<'_, KeeperStats> {
+        self.stats
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// A copy of the numbers now.
     pub(super) fn snapshot(&self) -> KeeperStats {
-        lock(&self.stats).clone()
+        self.stats().clone()
     }
 
     /// A round due at `due` started at `started`, with rounds due every `every`.
     pub(super) fn round_started(&self, due: Instant, started: Instant, every: Duration) {
         let late = started.saturating_duration_since(due);
-        let mut stats = lock(&self.stats);
+        let mut stats = self.stats();
         stats.most_late = stats.most_late.max(late);
         if late > every / 10 {
             stats.late_rounds += 1;
@@ -132,7 +138,7 @@ impl Tally {
     /// its latency is kept when it sent any (a round with nothing to renew says nothing of the
     /// database).
     pub(super) fn round_ended(&self, started: Instant, ended: Instant, statements: usize) {
-        let mut stats = lock(&self.stats);
+        let mut stats = self.stats();
         stats.rounds += 1;
         stats.renewal_statements += statements as u64;
         if statements > 0 {
@@ -143,7 +149,7 @@ impl Tally {
     /// A renewal found `rows` rows still held; `margins` are how long the keeper would still have
     /// trusted each claim's lease without it.
     pub(super) fn renewed(&self, rows: usize, margins: impl IntoIterator<Item = Duration>) {
-        let mut stats = lock(&self.stats);
+        let mut stats = self.stats();
         stats.rows_renewed += rows as u64;
         for margin in margins {
             stats.smallest_margin = Some(stats.smallest_margin.map_or(margin, |m| m.min(margin)));
@@ -152,12 +158,12 @@ impl Tally {
 
     /// A renewal failed.
     pub(super) fn failed(&self) {
-        lock(&self.stats).failed_renewals += 1;
+        self.stats().failed_renewals += 1;
     }
 
     /// `rows` rows were lost, for `reason`.
     pub(super) fn lost(&self, rows: usize, reason: LossReason) {
-        let mut stats = lock(&self.stats);
+        let mut stats = self.stats();
         let rows = rows as u64;
         match reason {
             LossReason::TakenOver => stats.rows_taken_over += rows,

@@ -6,6 +6,7 @@ mod claimant;
 mod database_time;
 mod held;
 mod holders;
+mod owned;
 mod query_dsl;
 mod reap;
 mod run;
@@ -20,6 +21,7 @@ pub use held::{
     WriteKind,
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
+pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub(crate) use run::runs_with_run;
