@@ -50,6 +50,8 @@ mod keeper {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_stats.rs");
+    include!("scenarios/draining.rs");
 }
 
 #[cfg(all(feature = "postgres", feature = "agent", lease_test_pgbouncer))]
