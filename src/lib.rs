@@ -102,7 +102,7 @@ pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
     Guarded, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl,
     LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal, RunLeaseDsl,
-    StaleOnly, Write, WriteKind,
+    StaleOnly, Waiting, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

@@ -9,6 +9,8 @@ mod holders;
 mod query_dsl;
 mod reap;
 mod run;
+mod wait_schedule;
+mod waiting;
 
 pub use changes_given::ChangesGiven;
 pub use claim_batch::ClaimBatch;
@@ -24,3 +26,4 @@ pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub(crate) use run::runs_with_run;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
+pub use waiting::Waiting;
