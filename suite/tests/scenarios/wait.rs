@@ -15,6 +15,19 @@ use crate::common::{eventually, unique_id, Counter};
 /// The first pause of a backoff, as `Waiting` documents it.
 const FIRST_STEP: Duration = Duration::from_millis(20);
 
+/// A wait longer than the scenarios' patience (`eventually`'s, about 30 s), or a lease that
+/// frees later than that: what a waiter wins within it, a recheck won, not the wait's end, nor
+/// a sleep until the lease frees.
+const LONGER_THAN_PATIENCE: Duration = Duration::from_secs(600);
+
+/// What the waiter on a thread of its own gave back, once it has: waited for as a test waits for
+/// a condition. The thread is the test's own, not a scoped one, so that a test that fails here
+/// fails at once, not once the wait is over.
+fn finished<R>(waiter: std::thread::JoinHandle<R>, what: &str) -> R {
+    eventually(what, || waiter.is_finished());
+    waiter.join().expect("the waiter ran")
+}
+
 /// A waiter's connection, of a pool of its own whose statements are counted, the count starting
 /// once it is taken (r2d2's check of the connection is not the wait's).
 fn waiter() -> (Pooled, Counter) {
@@ -103,17 +116,22 @@ fn a_waiter_wins_a_row_whose_holders_lease_runs_out_while_it_waits() {
     let holder = held(conn, &id, "holder", minute());
     let (mut waiting, statements) = waiter();
 
-    let claimed = std::thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
-            let up_to = Duration::from_secs(30);
-            wait_for(&mut waiting, &id, up_to, Duration::from_millis(100))
-        });
-        eventually("the waiter refused and told why", || sent(&statements) >= 2);
-        // Time passes for the holder's claim alone: its lease runs out by the database's clock.
-        let aged = testkit::age(&holder, Age::new(Duration::from_secs(61)).unwrap());
-        assert_eq!(aged.run(conn).unwrap().len(), 1, "the holder's row aged");
-        waiter.join().expect("the waiter ran")
+    let waiter = std::thread::spawn({
+        let id = id.clone();
+        move || {
+            wait_for(
+                &mut waiting,
+                &id,
+                LONGER_THAN_PATIENCE,
+                Duration::from_millis(100),
+            )
+        }
     });
+    eventually("the waiter refused and told why", || sent(&statements) >= 2);
+    // Time passes for the holder's claim alone: its lease runs out by the database's clock.
+    let aged = testkit::age(&holder, Age::new(Duration::from_secs(61)).unwrap());
+    assert_eq!(aged.run(conn).unwrap().len(), 1, "the holder's row aged");
+    let claimed = finished(waiter, "the waiter won at a recheck");
 
     let won = claimed
         .unwrap()
@@ -134,16 +152,21 @@ fn a_holder_that_releases_early_is_noticed_by_a_waiter() {
     let holder = held(conn, &id, "holder", minute());
     let (mut waiting, statements) = waiter();
 
-    let claimed = std::thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
-            let up_to = Duration::from_secs(30);
-            wait_for(&mut waiting, &id, up_to, Duration::from_millis(150))
-        });
-        eventually("the waiter refused and told why", || sent(&statements) >= 2);
-        // 60 s of lease left, and the holder is done with the job early.
-        assert!(holder.release().run(conn).unwrap());
-        waiter.join().expect("the waiter ran")
+    let waiter = std::thread::spawn({
+        let id = id.clone();
+        move || {
+            wait_for(
+                &mut waiting,
+                &id,
+                LONGER_THAN_PATIENCE,
+                Duration::from_millis(150),
+            )
+        }
     });
+    eventually("the waiter refused and told why", || sent(&statements) >= 2);
+    // 60 s of lease left, and the holder is done with the job early.
+    assert!(holder.release().run(conn).unwrap());
+    let claimed = finished(waiter, "the waiter won at a recheck");
 
     let won = claimed
         .unwrap()
@@ -224,18 +247,23 @@ fn a_waiter_whose_filter_refuses_the_row_its_holder_left_gives_up_at_once() {
     let holder = held(conn, &id, "holder", minute());
     let (mut waiting, statements) = waiter();
 
-    let (claimed, sent_at_release) = std::thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
-            let up_to = Duration::from_secs(30);
-            wait_for(&mut waiting, &id, up_to, Duration::from_millis(100))
-        });
-        eventually("the waiter refused and told why", || sent(&statements) >= 2);
-        // Done: the waiter's filter (queued) will never take it.
-        let released = holder.release().set(lease_jobs::status.eq("done"));
-        assert!(released.run(conn).unwrap());
-        let sent_at_release = sent(&statements);
-        (waiter.join().expect("the waiter ran"), sent_at_release)
+    let waiter = std::thread::spawn({
+        let id = id.clone();
+        move || {
+            wait_for(
+                &mut waiting,
+                &id,
+                Duration::from_secs(30),
+                Duration::from_millis(100),
+            )
+        }
     });
+    eventually("the waiter refused and told why", || sent(&statements) >= 2);
+    // Done: the waiter's filter (queued) will never take it.
+    let released = holder.release().set(lease_jobs::status.eq("done"));
+    assert!(released.run(conn).unwrap());
+    let sent_at_release = sent(&statements);
+    let claimed = finished(waiter, "the waiter gave up");
 
     assert_eq!(refused(claimed.unwrap()), Refusal::NotClaimable);
     // An attempt under way at the release, the one after it, and one more at once in case the
@@ -253,8 +281,9 @@ fn a_batch_waiting_on_an_empty_queue_takes_work_that_comes() {
     let pattern = format!("{}-%", unique_id("wait"));
     let (mut waiting, statements) = waiter();
 
-    let batch = std::thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
+    let waiter = std::thread::spawn({
+        let pattern = pattern.clone();
+        move || {
             lease_jobs::table
                 .claim_batch(10, minute())
                 .by(&Claim::new("waiter").unwrap())
@@ -262,27 +291,28 @@ fn a_batch_waiting_on_an_empty_queue_takes_work_that_comes() {
                 .filter(lease_jobs::status.eq("queued"))
                 .set(lease_jobs::status.eq("running"))
                 .returning(lease_jobs::id)
-                .waiting(Duration::from_secs(30))
-                .rechecking_every(Duration::from_millis(200))
+                .waiting(LONGER_THAN_PATIENCE)
+                .rechecking_every(Duration::from_millis(100))
                 .run::<String>(&mut waiting)
-        });
-        // Two empty batches, a statement each, before any work comes.
-        eventually("two empty batches", || sent(&statements) >= 2);
-        let ids: Vec<String> = (0..3)
-            .map(|n| pattern.replace('%', &n.to_string()))
-            .collect();
-        let rows: Vec<_> = ids
-            .iter()
-            .map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued")))
-            .collect();
-        diesel::insert_into(lease_jobs::table)
-            .values(&rows)
-            .execute(conn)
-            .unwrap();
-        (waiter.join().expect("the waiter ran"), ids)
+        }
     });
+    // Twelve empty batches, a statement each, before any work comes: the backoff has reached
+    // its ceiling (after 20, 40 and 80 ms) and stays there (doubling on, the twelfth would come
+    // after 80 s).
+    eventually("twelve empty batches", || sent(&statements) >= 12);
+    let ids: Vec<String> = (0..3)
+        .map(|n| pattern.replace('%', &n.to_string()))
+        .collect();
+    let rows: Vec<_> = ids
+        .iter()
+        .map(|id| (lease_jobs::id.eq(id), lease_jobs::status.eq("queued")))
+        .collect();
+    diesel::insert_into(lease_jobs::table)
+        .values(&rows)
+        .execute(conn)
+        .unwrap();
+    let batch = finished(waiter, "the waiter took the work");
 
-    let (batch, ids) = batch;
     let mut won = batch.unwrap().keys().to_vec();
     won.sort();
     assert_eq!(won, ids, "the work that came, all of it");
