@@ -153,24 +153,11 @@ impl Jitter {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use super::{Jitter, Next, Schedule, ROLLS};
-    use crate::monotonic;
+    use crate::monotonic::FakeClock;
     use crate::{LeaseHolder, OutlivedLease, Refusal};
-
-    /// A fake monotonic clock: the schedule only ever sees instants passed to it.
-    struct FakeClock(Instant);
-
-    impl FakeClock {
-        fn start() -> Self {
-            Self(monotonic::instant())
-        }
-
-        fn at(&self, millis: u64) -> Instant {
-            self.0 + Duration::from_millis(millis)
-        }
-    }
 
     const LOWEST: u32 = 0;
     const HIGHEST: u32 = ROLLS - 1;

@@ -38,7 +38,8 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   it sleeps is claimed within the interval. It gives back the first batch that is not empty,
 ///   or the empty batch of the attempt at the deadline. An empty attempt is one statement on
 ///   every backend (on MySQL/MariaDB, its read of candidates alone): at most
-///   `2 + 6 + up_to / (¾ × interval)` of them with the default interval.
+///   `2 + d + up_to / (¾ × interval)` of them, `d` being the pauses before the backoff reaches
+///   the interval (6 for 1 s).
 ///
 /// Waiting needs no `LISTEN`: PgBouncer in transaction mode, which the library supports (see
 /// the README, "Behind a connection pooler"), keeps no session state such as a `LISTEN` between

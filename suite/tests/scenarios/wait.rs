@@ -109,67 +109,68 @@ fn refused(claimed: Claimed<Job, lease_jobs::table>) -> Refusal {
     }
 }
 
-#[test]
-fn a_waiter_wins_a_row_whose_holders_lease_runs_out_while_it_waits() {
+/// What a waiter for a job held for a minute gave back, waiting up to `up_to` and rechecking
+/// every `recheck` on a thread of its own, while `meanwhile` ran on the test's connection with
+/// the holder's claim (once the waiter had been refused and had read why); and how many
+/// statements the waiter had sent when `meanwhile` was done, and in all.
+struct Waited {
+    claimed: Claimed<Job, lease_jobs::table>,
+    holder: Won<Job, lease_jobs::table>,
+    sent_before: u64,
+    sent: u64,
+}
+
+fn waited_while(
+    up_to: Duration,
+    recheck: Duration,
+    meanwhile: impl FnOnce(&mut backend::Conn, &Won<Job, lease_jobs::table>),
+) -> Waited {
     let conn = &mut connection();
     let id = queued_job(conn);
     let holder = held(conn, &id, "holder", minute());
     let (mut waiting, statements) = waiter();
-
-    let waiter = std::thread::spawn({
-        let id = id.clone();
-        move || {
-            wait_for(
-                &mut waiting,
-                &id,
-                LONGER_THAN_PATIENCE,
-                Duration::from_millis(100),
-            )
-        }
-    });
+    let waiter = std::thread::spawn(move || wait_for(&mut waiting, &id, up_to, recheck));
     eventually("the waiter refused and told why", || sent(&statements) >= 2);
-    // Time passes for the holder's claim alone: its lease runs out by the database's clock.
-    let aged = testkit::age(&holder, Age::new(Duration::from_secs(61)).unwrap());
-    assert_eq!(aged.run(conn).unwrap().len(), 1, "the holder's row aged");
-    let claimed = finished(waiter, "the waiter won at a recheck");
+    meanwhile(conn, &holder);
+    let sent_before = sent(&statements);
+    let claimed = finished(waiter, "the wait's outcome").unwrap();
+    Waited {
+        claimed,
+        holder,
+        sent_before,
+        sent: sent(&statements),
+    }
+}
 
-    let won = claimed
-        .unwrap()
+#[test]
+fn a_waiter_wins_a_row_whose_holders_lease_runs_out_while_it_waits() {
+    let recheck = Duration::from_millis(100);
+    let waited = waited_while(LONGER_THAN_PATIENCE, recheck, |conn, holder| {
+        // Time passes for the holder's claim alone: its lease runs out by the database's clock.
+        let aged = testkit::age(holder, Age::new(Duration::from_secs(61)).unwrap());
+        assert_eq!(aged.run(conn).unwrap().len(), 1, "the holder's row aged");
+    });
+
+    let won = waited
+        .claimed
         .won()
         .expect("the waiter won the outlived row");
     assert_eq!(won.row().worker.as_deref(), Some("waiter"));
     assert_eq!(won.row().status, "running", "its own changes, in its claim");
-    assert!(
-        !holder.renew().run(conn).unwrap(),
-        "the holder is fenced off"
-    );
+    let holder_renewed = waited.holder.renew().run(&mut connection()).unwrap();
+    assert!(!holder_renewed, "the holder is fenced off");
 }
 
 #[test]
 fn a_holder_that_releases_early_is_noticed_by_a_waiter() {
-    let conn = &mut connection();
-    let id = queued_job(conn);
-    let holder = held(conn, &id, "holder", minute());
-    let (mut waiting, statements) = waiter();
-
-    let waiter = std::thread::spawn({
-        let id = id.clone();
-        move || {
-            wait_for(
-                &mut waiting,
-                &id,
-                LONGER_THAN_PATIENCE,
-                Duration::from_millis(150),
-            )
-        }
+    let recheck = Duration::from_millis(150);
+    let waited = waited_while(LONGER_THAN_PATIENCE, recheck, |conn, holder| {
+        // 60 s of lease left, and the holder is done with the job early.
+        assert!(holder.release().run(conn).unwrap());
     });
-    eventually("the waiter refused and told why", || sent(&statements) >= 2);
-    // 60 s of lease left, and the holder is done with the job early.
-    assert!(holder.release().run(conn).unwrap());
-    let claimed = finished(waiter, "the waiter won at a recheck");
 
-    let won = claimed
-        .unwrap()
+    let won = waited
+        .claimed
         .won()
         .expect("the waiter won the released row");
     assert_eq!(won.row().worker.as_deref(), Some("waiter"));
@@ -242,36 +243,20 @@ fn no_such_row_or_a_row_the_filter_refuses_is_given_back_at_once() {
 
 #[test]
 fn a_waiter_whose_filter_refuses_the_row_its_holder_left_gives_up_at_once() {
-    let conn = &mut connection();
-    let id = queued_job(conn);
-    let holder = held(conn, &id, "holder", minute());
-    let (mut waiting, statements) = waiter();
-
-    let waiter = std::thread::spawn({
-        let id = id.clone();
-        move || {
-            wait_for(
-                &mut waiting,
-                &id,
-                Duration::from_secs(30),
-                Duration::from_millis(100),
-            )
-        }
+    let up_to = Duration::from_secs(30);
+    let waited = waited_while(up_to, Duration::from_millis(100), |conn, holder| {
+        // Done: the waiter's filter (queued) will never take it.
+        let released = holder.release().set(lease_jobs::status.eq("done"));
+        assert!(released.run(conn).unwrap());
     });
-    eventually("the waiter refused and told why", || sent(&statements) >= 2);
-    // Done: the waiter's filter (queued) will never take it.
-    let released = holder.release().set(lease_jobs::status.eq("done"));
-    assert!(released.run(conn).unwrap());
-    let sent_at_release = sent(&statements);
-    let claimed = finished(waiter, "the waiter gave up");
 
-    assert_eq!(refused(claimed.unwrap()), Refusal::NotClaimable);
+    assert_eq!(refused(waited.claimed), Refusal::NotClaimable);
     // An attempt under way at the release, the one after it, and one more at once in case the
     // release had landed between a claim and its read: two statements each.
-    let sent = sent(&statements);
+    let (sent, before) = (waited.sent, waited.sent_before);
     assert!(
-        sent <= sent_at_release + 6,
-        "{sent} statements, {sent_at_release} of them before the release"
+        sent <= before + 6,
+        "{sent} statements, {before} of them before the release"
     );
 }
 
