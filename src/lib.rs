@@ -104,7 +104,7 @@ pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
     Guarded, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseDsl,
     LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows, OwnerRelease, Reap, Release,
-    Renewal, RunLeaseDsl, StaleOnly, Write, WriteKind,
+    Renewal, RunLeaseDsl, StaleOnly, Waiting, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

@@ -10,7 +10,9 @@
 ///
 /// A statement runs on the connection inside, with that backend's strategy and SQL, as it would
 /// on that connection alone; a [`Keeper`](crate::Keeper) of a pool of `$connection`s keeps
-/// claims of any backend. The lease columns' changesets and predicates (`taken`, `outlived`,
+/// claims of any backend. A wait ([`Waiting`](crate::Waiting)) runs there with no entry of its
+/// own: it is made of the claims and reads above, and sees a transaction of `$connection`'s as
+/// the caller's. The lease columns' changesets and predicates (`taken`, `outlived`,
 /// [`now`](crate::now), ..) may go into Diesel's own statements on `$connection` too.
 ///
 /// ```

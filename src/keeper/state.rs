@@ -265,21 +265,8 @@ mod tests {
     use super::ClaimState;
     use crate::keeper::stats::Tally;
     use crate::keeper::{KeeperSettings, LossReason};
-    use crate::monotonic;
+    use crate::monotonic::FakeClock;
     use crate::{Claim, Error, Lease};
-
-    /// A fake monotonic clock: the state machine only ever sees instants passed to it.
-    struct FakeClock(Instant);
-
-    impl FakeClock {
-        fn start() -> Self {
-            Self(monotonic::instant())
-        }
-
-        fn at(&self, millis: u64) -> Instant {
-            self.0 + Duration::from_millis(millis)
-        }
-    }
 
     /// A lease of 10 s, renewed every 3 s, trusted for 8 s after a confirmed renewal.
     fn settings() -> Result<KeeperSettings, Error> {

@@ -10,6 +10,8 @@ mod owned;
 mod query_dsl;
 mod reap;
 mod run;
+mod wait_schedule;
+mod waiting;
 
 pub use changes_given::ChangesGiven;
 pub use claim_batch::ClaimBatch;
@@ -26,3 +28,4 @@ pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub(crate) use run::runs_with_run;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
+pub use waiting::Waiting;

@@ -1,6 +1,7 @@
 //! The lease layer, the keeper and the agent locks through PgBouncer in transaction mode (at
 //! `PGBOUNCER_DATABASE_URL`), whose pooled connections carry `PgTransactionPooling`: the shared
-//! scenarios, each statement on whichever server connection the pooler picks.
+//! scenarios, each statement on whichever server connection the pooler picks, and waits for a
+//! lease, which sleep between statements holding no server connection.
 //!
 //! Its own test binary: it shares the database of the PostgreSQL tests, whose tables it makes
 //! anew, and cargo runs test binaries one after the other.
@@ -58,4 +59,11 @@ mod keeper {
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");
+}
+
+#[cfg(all(feature = "postgres", lease_test_pgbouncer))]
+mod wait {
+    use crate::common::pooler as backend;
+    use crate::support::*;
+    include!("scenarios/wait.rs");
 }

@@ -205,9 +205,10 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     assert_eq!(freed.run(conn).unwrap(), [key(4)]);
     // An owner of this tenant's alone: the other tenants' scenarios run meanwhile.
     let owner = format!("generic-owner-{tenant}");
-    claim_of_tenant(10, &Claim::new(&owner).unwrap())
+    let held = claim_of_tenant(10, &Claim::new(&owner).unwrap())
         .run::<Item>(conn)
         .unwrap();
+    assert_eq!(held.keys(), [key(4)]);
     let released: ReleaseOwned = lease_items::table
         .held_by_owner(&owner)
         .release()

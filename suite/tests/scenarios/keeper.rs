@@ -37,7 +37,7 @@ fn fresh_within(ids: &[String], secs: u64) -> i64 {
 /// meanwhile on the connections `updates` counts.
 fn updates_in_rounds<C: diesel::r2d2::R2D2Connection>(
     keeper: &Keeper<C>,
-    updates: &crate::common::Updates,
+    updates: &crate::common::Counter,
     rounds: u64,
 ) -> (u64, u64) {
     let (ran, before) = (updates.load(Ordering::SeqCst), keeper.rounds());
