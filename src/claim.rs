@@ -55,6 +55,14 @@ impl Claim {
         })
     }
 
+    /// A claim by `owner`, a name already checked, with a fresh random token.
+    pub(crate) fn of_checked_owner(owner: &str) -> Self {
+        Self {
+            owner: owner.to_owned(),
+            token: uuid::Uuid::new_v4().to_string(),
+        }
+    }
+
     /// Who holds the row under this claim.
     ///
     /// ```

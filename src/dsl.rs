@@ -58,6 +58,33 @@ pub type Reap<T, Size = usize, L = Lease> = <T as Starts<Size, L>>::Reap;
 /// The type of `claim.by(&who)`: the same claim, said whose.
 pub type By<Q, Who = &'static Claim> = <Q as ByClaim<Who>>::Output;
 
+/// The type of `claim.waiting(up_to)`: the claim `Q` (a row's or a batch's), waiting for what
+/// it claims.
+///
+/// ```
+/// # include!("doctest_setup.rs");
+/// use std::time::Duration;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::dsl;
+///
+/// /// Waits up to a second for job `id`, on any connection that can run the wait.
+/// fn wait_for_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
+/// where
+///     for<'q> dsl::Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: LeaseQuery<'q, C, Job>,
+/// {
+///     let lease = Lease::from_secs(30)?;
+///     let claimed = jobs::table.claim_row(id, lease).by(worker).waiting(Duration::from_secs(1)).run(conn)?;
+///     Ok(claimed.is_won())
+/// }
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// assert!(wait_for_job(conn, 1, &Claim::new("worker-1")?)?);
+/// # Ok(())
+/// # }
+/// ```
+pub type Waiting<Q> = crate::query::Waiting<Q>;
+
 /// The type of `statement.set(changes)`, for the library's statements.
 pub type Set<Q, Changes> = <Q as SetChanges<Changes>>::Output;
 

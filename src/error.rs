@@ -48,6 +48,17 @@ pub enum Error {
     /// [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE).
     #[error("invalid batch size: {0}")]
     InvalidBatchSize(String),
+    /// A wait ([`ClaimRow::waiting`](crate::ClaimRow::waiting),
+    /// [`ClaimBatch::waiting`](crate::ClaimBatch::waiting)) of zero or past what the clock can
+    /// count, or an interval between its attempts shorter than a millisecond.
+    #[error("invalid wait: {0}")]
+    InvalidWait(String),
+    /// A wait was asked for inside a transaction of the caller's. It would sleep holding the
+    /// transaction's locks and snapshot (on REPEATABLE READ it would never see the holder's
+    /// release), so it is refused before anything is sent: wait outside the transaction, then
+    /// begin it.
+    #[error("a wait for a lease cannot run inside a transaction: it would sleep holding the transaction's locks and snapshot")]
+    WaitInTransaction,
     /// A table, column or index name for the lease columns' DDL is empty, needs quoting, is too
     /// long, or names two lease columns alike; see
     /// [`LeaseColumns::migration`](crate::LeaseColumns::migration).

@@ -20,6 +20,31 @@ macro_rules! claim_event {
     };
 }
 
+/// A keeper's [`KeeperStats`](crate::KeeperStats) as the fields of one event; durations in
+/// microseconds, a margin not yet measured as -1.
+#[cfg(feature = "tracing")]
+macro_rules! keeper_stats_event {
+    ($level:ident, $stats:expr, $message:literal) => {{
+        let stats = $stats;
+        let micros =
+            |duration: std::time::Duration| i64::try_from(duration.as_micros()).unwrap_or(i64::MAX);
+        tracing::$level!(
+            rounds = stats.rounds,
+            late_rounds = stats.late_rounds,
+            most_late_us = micros(stats.most_late),
+            renewal_statements = stats.renewal_statements,
+            failed_renewals = stats.failed_renewals,
+            rows_renewed = stats.rows_renewed,
+            rows_taken_over = stats.rows_taken_over,
+            rows_unconfirmed = stats.rows_unconfirmed,
+            rows_past_longest_hold = stats.rows_past_longest_hold,
+            last_round_us = stats.last_round.map_or(-1, micros),
+            smallest_margin_us = stats.smallest_margin.map_or(-1, micros),
+            $message
+        )
+    }};
+}
+
 /// A claim won `rows` rows of `T`.
 pub(crate) fn emit_acquired<T>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
@@ -51,10 +76,34 @@ pub(crate) fn emit_not_released<T>(claim: &Claim, rows: usize, error: &dyn std::
     claim_event!(warn, table_name::<T>(), claim, rows, "lease not released; it runs out on its own", error = %error);
 }
 
+/// A release by owner freed `rows` rows of `T` that `owners` held, whatever their claims.
+pub(crate) fn emit_released_by_owners<T>(owners: &[String], rows: usize) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        table = table_name::<T>(),
+        owners = owners.join(", "),
+        rows,
+        "leases released by owner"
+    );
+}
+
 /// A reap took `rows` outlived rows of `T` from their holders.
 pub(crate) fn emit_reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]
     tracing::info!(table = table_name::<T>(), rows, "leases reaped");
+}
+
+/// A keeper's round that renewed anything ended: what the keeper has done so far, as fields,
+/// at debug level.
+pub(crate) fn emit_keeper_round(stats: &crate::KeeperStats) {
+    #[cfg(feature = "tracing")]
+    keeper_stats_event!(debug, stats, "keeper round");
+}
+
+/// A keeper stopped: what it did, as fields.
+pub(crate) fn emit_keeper_stopped(stats: &crate::KeeperStats) {
+    #[cfg(feature = "tracing")]
+    keeper_stats_event!(info, stats, "keeper stopped");
 }
 
 /// The name operators see for table `T`.

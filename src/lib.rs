@@ -70,6 +70,7 @@ mod lease;
 mod migration;
 mod monotonic;
 mod multi_connection;
+mod node;
 mod outcome;
 mod query;
 pub mod sql;
@@ -94,17 +95,18 @@ pub use claim::{check_text, Claim};
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
-    Keepable, Keeper, KeeperRenewal, KeeperSettings, Kept, KeptRelease, LeaseLost, LossReason,
-    PairRenewal, RenewedRow,
+    Drained, DrainedTable, Keepable, Keeper, KeeperRelease, KeeperRenewal, KeeperSettings,
+    KeeperStats, Kept, KeptRelease, LeaseLost, LossReason, PairRelease, PairRenewal, RenewedRow,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
+pub use node::Node;
 pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
     Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite,
-    LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, Reap, Release, Renewal,
-    RunLeaseDsl, StaleOnly, Write, WriteKind,
+    LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows, OwnerRelease, Reap,
+    Release, Renewal, RunLeaseDsl, StaleOnly, Waiting, Write, WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

@@ -9,3 +9,20 @@ use std::time::Instant;
 pub(crate) fn instant() -> Instant {
     Instant::now()
 }
+
+/// A fake of the monotonic clock for unit tests of pure logic (a keeper's state machine, a
+/// wait's schedule), which only ever sees the instants passed to it: instants counted in
+/// milliseconds from a start.
+#[cfg(test)]
+pub(crate) struct FakeClock(Instant);
+
+#[cfg(test)]
+impl FakeClock {
+    pub(crate) fn start() -> Self {
+        Self(instant())
+    }
+
+    pub(crate) fn at(&self, millis: u64) -> Instant {
+        self.0 + std::time::Duration::from_millis(millis)
+    }
+}

@@ -10,7 +10,9 @@
 ///
 /// A statement runs on the connection inside, with that backend's strategy and SQL, as it would
 /// on that connection alone; a [`Keeper`](crate::Keeper) of a pool of `$connection`s keeps
-/// claims of any backend. The lease columns' changesets and predicates (`taken`, `outlived`,
+/// claims of any backend. A wait ([`Waiting`](crate::Waiting)) runs there with no entry of its
+/// own: it is made of the claims and reads above, and sees a transaction of `$connection`'s as
+/// the caller's. The lease columns' changesets and predicates (`taken`, `outlived`,
 /// [`now`](crate::now), ..) may go into Diesel's own statements on `$connection` too.
 ///
 /// ```
@@ -63,11 +65,13 @@ macro_rules! multi_connection {
         $crate::__statement_on_variants!($connection $variants ClaimBatch[T, F, O, Changes, Selection, By] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Guarded[T, Kind, Changes, A] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Reap[T, F, O, Changes] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants OwnerRelease[T, Owners, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Holders[T, Which] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants HeldPerOwner[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Why[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants KeeperRelease[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants DatabaseTime[] {});
         $crate::__statement_on_variants!($connection $variants Health[T] { T: $crate::__diesel::Table, });
         $crate::__node_on_variants!($connection $variants Now[ST] {});

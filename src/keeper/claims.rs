@@ -1,14 +1,17 @@
 //! The claims a keeper keeps on one table: renewed together, one statement a round (per 4,096
 //! rows), each row under its own claim's token; released one claim at a time.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::connection::{Connection, TransactionManager};
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
+use super::drained::DrainedTable;
+use super::release::KeeperRelease;
 use super::renewal::{KeeperRenewal, RenewedRow};
 use super::state::{lock, ClaimState};
+use super::stats::Tally;
 use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
@@ -57,6 +60,15 @@ pub trait Keepable<C>: ClaimLease {
     /// The database's time, in microseconds since the epoch.
     #[doc(hidden)]
     fn database_time(conn: &mut C) -> Result<i64, Error>;
+
+    /// Releases the rows named by `pairs` (a key, and the token of the claim that should hold
+    /// it), in one `UPDATE`; gives back the keys of the rows it released.
+    #[doc(hidden)]
+    fn release_pairs(
+        self,
+        pairs: Vec<(Self::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<Self::Key>, Error>;
 }
 
 impl<C, T> Keepable<C> for T
@@ -69,6 +81,7 @@ where
     Guarded<T, DatedRenewal, NoChanges<T>, Many>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     DatabaseTime: LeaseQuery<'static, C, i64> + LeaseStatement<i64, Output = i64>,
+    KeeperRelease<T>: LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
 {
     fn renew_pairs(
         self,
@@ -91,6 +104,14 @@ where
 
     fn database_time(conn: &mut C) -> Result<i64, Error> {
         DatabaseTime.run::<i64>(conn)
+    }
+
+    fn release_pairs(
+        self,
+        pairs: Vec<(T::Key, String)>,
+        conn: &mut C,
+    ) -> Result<Vec<T::Key>, Error> {
+        KeeperRelease::new(self, pairs).run::<T::Key>(conn)
     }
 }
 
@@ -140,6 +161,8 @@ pub(super) trait Renewing: Send + Sync {
     /// Releases every claim, as the keeper stops: it has no one to tell of an error, and the
     /// leases run out on their own.
     fn release_all(&self);
+    /// Releases every claim kept now, all at once where it can: what it released.
+    fn drain(&self) -> Result<DrainedTable, Error>;
 }
 
 /// Releasing one claim whose handle was dropped, or whose keeper stopped.
@@ -155,6 +178,7 @@ pub(super) struct TableClaims<C: R2D2Connection + 'static, T: ClaimLease> {
     pub(super) pool: Pool<ConnectionManager<C>>,
     pub(super) table: T,
     pub(super) claims: Mutex<Vec<Arc<ClaimState<T::Key>>>>,
+    pub(super) tally: Arc<Tally>,
 }
 
 impl<C, T> TableClaims<C, T>
@@ -213,6 +237,11 @@ where
         });
         match renewed {
             Ok(rows) => {
+                let confirmed = monotonic::instant();
+                let margins: Vec<_> = renewing
+                    .iter()
+                    .filter_map(|state| state.margin_at(confirmed))
+                    .collect();
                 // Sorted by token once, so that each claim looks only at its own rows.
                 let mut by_token: HashMap<&str, Vec<&T::Key>> = HashMap::new();
                 for (key, token) in &rows {
@@ -227,6 +256,7 @@ where
                     crate::events::emit_renewed::<T>(state.claim(), renewed.len());
                     state.renewed(renewed, request_start);
                 }
+                self.tally.renewed(rows.len(), margins);
                 Ok(statements)
             }
             Err(error) => Err(self.unconfirmed(renewing, error)),
@@ -240,6 +270,7 @@ where
         claims: impl IntoIterator<Item = &'a Arc<ClaimState<T::Key>>>,
         error: Error,
     ) -> Error {
+        self.tally.failed();
         let now = monotonic::instant();
         for state in claims {
             state.unconfirmed(&error, now);
@@ -275,6 +306,82 @@ where
         for state in lock(&self.claims).drain(..) {
             self.release_unattended(&state);
         }
+    }
+
+    fn drain(&self) -> Result<DrainedTable, Error> {
+        // A connection first, then the claims' statement locks, as a round takes them.
+        let mut conn = self.pool.get()?;
+        let claims: Vec<Arc<ClaimState<T::Key>>> = lock(&self.claims).drain(..).collect();
+        // Together, in one statement: the claims freed at once whose rows no other claim names
+        // (a row one claim lost to another of this keeper's, not yet seen lost, would be released
+        // under the token that holds it, and told as released by both). Alone: the others, and
+        // the claims within their shortest hold, each dated by the database's clock.
+        let mut named = HashSet::new();
+        let (together, alone): (Vec<_>, Vec<_>) = claims.iter().partition(|state| {
+            state.hold_until().is_none() && state.held().into_iter().all(|key| named.insert(key))
+        });
+        let mut drained = DrainedTable {
+            table: crate::events::table_name::<T>(),
+            claims: 0,
+            rows: 0,
+            statements: 0,
+        };
+        let stop_all = |error: Error| {
+            // A release may have committed without its answer arriving: renewals must not undo it.
+            for state in &claims {
+                state.stop_renewing();
+            }
+            error
+        };
+        {
+            let _statements: Vec<_> = together.iter().map(|state| state.statement()).collect();
+            let together: Vec<_> = together
+                .into_iter()
+                .filter(|state| state.release_outcome().is_none())
+                .collect();
+            let pairs: Vec<(T::Key, String)> = together
+                .iter()
+                .flat_map(|state| {
+                    let token = state.claim().token().to_owned();
+                    state
+                        .held()
+                        .into_iter()
+                        .map(move |key| (key, token.clone()))
+                })
+                .collect();
+            let released = broken_on_error(&mut *conn, |conn| {
+                let mut released = HashSet::with_capacity(pairs.len());
+                for pairs in pairs.chunks(MOST_PAIRS_IN_ONE_RENEWAL) {
+                    released.extend(self.table.release_pairs(pairs.to_vec(), conn)?);
+                }
+                Ok(released)
+            })
+            .map_err(stop_all)?;
+            drained.statements += pairs.len().div_ceil(MOST_PAIRS_IN_ONE_RENEWAL);
+            for state in together {
+                let rows: Vec<T::Key> = state
+                    .held()
+                    .into_iter()
+                    .filter(|key| released.contains(key))
+                    .collect();
+                crate::events::emit_released::<T>(state.claim(), rows.len());
+                drained.claims += 1;
+                drained.rows += rows.len();
+                state.mark_released(rows);
+            }
+        }
+        for state in alone {
+            let released = broken_on_error(&mut *conn, |conn| {
+                release_claim(self.table, state, conn, T::database_time, T::release_held)
+            })
+            .map_err(stop_all)?;
+            if let Some(rows) = released {
+                drained.claims += 1;
+                drained.rows += rows.len();
+                drained.statements += 1;
+            }
+        }
+        Ok(drained)
     }
 }
 

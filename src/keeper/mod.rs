@@ -1,15 +1,17 @@
 //! Keeping leases: a thread that renews the rows it keeps, tells the work the moment a lease is
 //! lost, and releases them when done.
 mod claims;
+mod drained;
 mod kept;
 mod lost;
+mod release;
 mod renewal;
 mod settings;
 mod state;
+mod stats;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -19,11 +21,15 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use crate::{monotonic, Error, HeldRows, Lease};
 pub use claims::Keepable;
 use claims::{Renewing, TableClaims};
+pub use drained::{Drained, DrainedTable};
 pub use kept::{Kept, KeptRelease};
 pub use lost::{LeaseLost, LossReason};
+pub use release::{KeeperRelease, PairRelease};
 pub use renewal::{KeeperRenewal, PairRenewal, RenewedRow};
 pub use settings::KeeperSettings;
 use state::{lock, ClaimState};
+pub use stats::KeeperStats;
+use stats::Tally;
 
 /// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
 /// table in one statement per round (one per 4,096 rows, past that many), each row guarded by its own claim's token; it notices when
@@ -67,8 +73,7 @@ struct Shared<C: R2D2Connection + 'static> {
     tables: Mutex<Vec<KeptTable>>,
     stopped: Mutex<bool>,
     wake: Condvar,
-    rounds: AtomicU64,
-    statements: AtomicU64,
+    tally: Arc<Tally>,
 }
 
 impl<C: R2D2Connection + 'static> fmt::Debug for Keeper<C> {
@@ -110,8 +115,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
             tables: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
             wake: Condvar::new(),
-            rounds: AtomicU64::new(0),
-            statements: AtomicU64::new(0),
+            tally: Arc::default(),
         });
         let renewing = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -170,6 +174,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
             settings,
             hold_until,
             monotonic::instant(),
+            Arc::clone(&self.shared.tally),
         ));
         let claims = self.claims_on(table);
         // The first renewal, here and now, of this claim alone: the lease is trusted from its
@@ -190,6 +195,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
                 pool: self.shared.pool.clone(),
                 table,
                 claims: Mutex::new(Vec::new()),
+                tally: Arc::clone(&self.shared.tally),
             });
             tables.push(KeptTable {
                 renewing: Arc::clone(&claims) as Arc<dyn Renewing>,
@@ -228,7 +234,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn rounds(&self) -> u64 {
-        self.shared.rounds.load(Ordering::SeqCst)
+        self.shared.tally.snapshot().rounds
     }
 
     /// How many renewal statements the keeper's rounds have sent: one per table and round,
@@ -245,7 +251,82 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn renewal_statements(&self) -> u64 {
-        self.shared.statements.load(Ordering::SeqCst)
+        self.shared.tally.snapshot().renewal_statements
+    }
+
+    /// What the keeper has done since it started: its rounds and how late they started, the
+    /// rows it renewed and lost by reason, its last round's latency and the smallest margin a
+    /// kept lease had left before its trust deadline. See [`KeeperStats`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// let won = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let _kept = keeper.keep(&won.won().expect("free"))?;
+    /// let stats = keeper.stats();
+    /// assert_eq!(stats.rows_renewed, 1, "renewed once as it was kept");
+    /// assert_eq!(stats.rows_lost(), 0);
+    /// println!("keeper: {stats}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> KeeperStats {
+        self.shared.tally.snapshot()
+    }
+
+    /// Releases everything the keeper keeps now, at shutdown: on each table, every claim in one
+    /// statement (and 4,096 rows), each row guarded by its own claim's token, and says what it
+    /// released. A claim within its [shortest hold](KeeperSettings::at_least) is dated to outlive
+    /// it instead, by a statement of its own, as its own release would; so is a claim that names
+    /// a row another kept claim names too. Each claim's handle then says it was released.
+    ///
+    /// The keeper goes on running, with nothing to keep until it is given more. A table whose
+    /// release fails is the error, after the other tables were drained: its claims are renewed no
+    /// more (the release may have committed without its answer arriving), so that their leases
+    /// run out unless a release gets through (dropping a handle tries once more).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// # diesel::sql_query("INSERT INTO jobs (id, status) VALUES (2, 'queued'), (3, 'queued')").execute(&mut pool.get()?)?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// let conn = &mut pool.get()?;
+    /// let first = keeper.keep(jobs::table.claim_batch(2, lease).by(&Claim::new("w")?).run::<Job>(conn)?)?;
+    /// let second = keeper.keep(jobs::table.claim_batch(2, lease).by(&Claim::new("w")?).run::<Job>(conn)?)?;
+    ///
+    /// // Shutting down: everything back, in one statement.
+    /// let drained = keeper.drain()?;
+    /// assert_eq!((drained.rows(), drained.tables[0].claims, drained.tables[0].statements), (3, 2, 1));
+    /// println!("released at shutdown: {drained}");
+    /// assert!(!first.is_held() && !second.is_held());
+    /// assert!(jobs::table.holders(lease).run(conn)?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn drain(&self) -> Result<Drained, Error> {
+        let tables: Vec<Arc<dyn Renewing>> = lock(&self.shared.tables)
+            .iter()
+            .map(|table| Arc::clone(&table.renewing))
+            .collect();
+        let mut drained = Drained::default();
+        let mut failed = None;
+        for table in tables {
+            match table.drain() {
+                Ok(table) => drained.tables.push(table),
+                Err(error) => {
+                    failed.get_or_insert(error);
+                }
+            }
+        }
+        failed.map_or(Ok(drained), Err)
     }
 }
 
@@ -260,6 +341,7 @@ impl<C: R2D2Connection + 'static> Drop for Keeper<C> {
         for table in lock(&self.shared.tables).drain(..) {
             table.renewing.release_all();
         }
+        crate::events::emit_keeper_stopped(&self.shared.tally.snapshot());
     }
 }
 
@@ -267,8 +349,12 @@ impl<C: R2D2Connection + 'static> Shared<C> {
     /// Renews every kept claim once per round, one statement per table (and 4,096 rows), each round `every`
     /// after the start of the last, until the keeper stops.
     fn run(&self) {
+        let mut due = monotonic::instant();
         loop {
             let round_start = monotonic::instant();
+            self.tally
+                .round_started(due, round_start, self.settings.renews_every());
+            let mut sent = 0;
             let tables: Vec<Arc<dyn Renewing>> = lock(&self.tables)
                 .iter()
                 .map(|table| Arc::clone(&table.renewing))
@@ -277,11 +363,15 @@ impl<C: R2D2Connection + 'static> Shared<C> {
                 if self.is_stopped() {
                     return;
                 }
-                let sent = table.renew_round();
-                self.statements.fetch_add(sent as u64, Ordering::SeqCst);
+                sent += table.renew_round();
             }
-            self.rounds.fetch_add(1, Ordering::SeqCst);
-            let next = round_start + self.settings.renews_every();
+            self.tally
+                .round_ended(round_start, monotonic::instant(), sent);
+            if sent > 0 {
+                crate::events::emit_keeper_round(&self.tally.snapshot());
+            }
+            due = round_start + self.settings.renews_every();
+            let next = due;
             let mut stopped = lock(&self.stopped);
             while !*stopped {
                 let left = next.saturating_duration_since(monotonic::instant());

@@ -4,9 +4,10 @@
 //! clock.
 use std::collections::HashSet;
 use std::hash::Hash;
-use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
+use super::stats::Tally;
 use super::{KeeperSettings, LeaseLost, LossReason};
 use crate::{Claim, Error};
 
@@ -24,6 +25,8 @@ pub(super) struct ClaimState<K> {
     statement: Mutex<()>,
     /// Locked only briefly, never across a statement: `is_held` must stay cheap.
     inner: Mutex<Inner<K>>,
+    /// The keeper's tally, which counts the rows this claim loses.
+    tally: Arc<Tally>,
 }
 
 struct Inner<K> {
@@ -34,6 +37,8 @@ struct Inner<K> {
     /// The keys the release changed, once it ran.
     release_outcome: Option<Vec<K>>,
     trusted_until: Instant,
+    /// Whether a renewal was ever confirmed: before that, nothing is trusted.
+    confirmed: bool,
     last_error: Option<String>,
     unconfirmed_told: bool,
 }
@@ -48,6 +53,7 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
         settings: KeeperSettings,
         hold_until: Option<i64>,
         now: Instant,
+        tally: Arc<Tally>,
     ) -> Self {
         Self {
             table,
@@ -63,9 +69,11 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
                 renewing: true,
                 release_outcome: None,
                 trusted_until: now,
+                confirmed: false,
                 last_error: None,
                 unconfirmed_told: false,
             }),
+            tally,
         }
     }
 
@@ -108,7 +116,7 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
             inner.reason.get_or_insert(LossReason::LongestHold);
             let rows = inner.held.len();
             drop(inner);
-            crate::events::emit_lost(self.table, &self.claim, rows, &LossReason::LongestHold);
+            self.tell_lost(rows, LossReason::LongestHold);
             return false;
         }
         true
@@ -128,13 +136,23 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
         let (still_held, lost): (Vec<K>, Vec<K>) =
             inner.held.drain(..).partition(|key| renewed.contains(key));
         if !lost.is_empty() {
-            crate::events::emit_lost(self.table, &self.claim, lost.len(), &LossReason::TakenOver);
+            self.tell_lost(lost.len(), LossReason::TakenOver);
             inner.lost.extend(lost);
             inner.reason.get_or_insert(LossReason::TakenOver);
         }
         inner.held = still_held;
         inner.trusted_until = request_start + self.settings.trusted_part();
+        inner.confirmed = true;
         inner.last_error = None;
+    }
+
+    /// How long the lease would still be trusted at `at`, a renewal's confirmation, without
+    /// that renewal: `None` before the first confirmed renewal, when nothing was trusted yet.
+    pub(super) fn margin_at(&self, at: Instant) -> Option<Duration> {
+        let inner = lock(&self.inner);
+        inner
+            .confirmed
+            .then(|| inner.trusted_until.saturating_duration_since(at))
     }
 
     /// A renewal failed with `error` at `now`: the trust deadline stays where it was, and once it
@@ -212,13 +230,14 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
         inner.reason.get_or_insert(LossReason::Unconfirmed);
         if !inner.unconfirmed_told {
             inner.unconfirmed_told = true;
-            crate::events::emit_lost(
-                self.table,
-                &self.claim,
-                inner.held.len(),
-                &LossReason::Unconfirmed,
-            );
+            self.tell_lost(inner.held.len(), LossReason::Unconfirmed);
         }
+    }
+
+    /// Operators hear that `rows` rows were lost for `reason`, and the keeper counts them.
+    fn tell_lost(&self, rows: usize, reason: LossReason) {
+        crate::events::emit_lost(self.table, &self.claim, rows, &reason);
+        self.tally.lost(rows, reason);
     }
 
     fn past_longest_hold(&self, now: Instant) -> bool {
@@ -240,25 +259,14 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     use super::ClaimState;
+    use crate::keeper::stats::Tally;
     use crate::keeper::{KeeperSettings, LossReason};
-    use crate::monotonic;
+    use crate::monotonic::FakeClock;
     use crate::{Claim, Error, Lease};
-
-    /// A fake monotonic clock: the state machine only ever sees instants passed to it.
-    struct FakeClock(Instant);
-
-    impl FakeClock {
-        fn start() -> Self {
-            Self(monotonic::instant())
-        }
-
-        fn at(&self, millis: u64) -> Instant {
-            self.0 + Duration::from_millis(millis)
-        }
-    }
 
     /// A lease of 10 s, renewed every 3 s, trusted for 8 s after a confirmed renewal.
     fn settings() -> Result<KeeperSettings, Error> {
@@ -276,6 +284,7 @@ mod tests {
             settings,
             None,
             clock.at(0),
+            Arc::default(),
         ))
     }
 
@@ -382,7 +391,15 @@ mod tests {
         let clock = FakeClock::start();
         let claim = Claim::new("worker-1")?;
         let settings = settings()?.at_most(Duration::from_secs(5));
-        let state = ClaimState::<i64>::new("jobs", claim, Vec::new(), settings, None, clock.at(0));
+        let state = ClaimState::<i64>::new(
+            "jobs",
+            claim,
+            Vec::new(),
+            settings,
+            None,
+            clock.at(0),
+            Arc::default(),
+        );
         for at in [0, 9_000, 60_000] {
             assert!(!state.to_renew(clock.at(at)), "nothing to renew at {at} ms");
             assert_eq!(
@@ -418,6 +435,45 @@ mod tests {
         assert!(!state.to_renew(clock.at(1)));
         assert_eq!(state.release_outcome(), Some(vec![1, 2]));
         assert_eq!(reason(&state, clock.at(1)), Some(LossReason::Released));
+        Ok(())
+    }
+
+    #[test]
+    fn the_margin_is_the_trust_left_at_a_confirmation_and_none_before_the_first(
+    ) -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings()?)?;
+        assert_eq!(state.margin_at(clock.at(500)), None, "nothing trusted yet");
+        state.renewed(&[&1, &2, &3], clock.at(1_000));
+        assert_eq!(
+            state.margin_at(clock.at(4_000)),
+            Some(Duration::from_secs(5)),
+            "trusted until 9 s, confirmed again at 4 s"
+        );
+        assert_eq!(state.margin_at(clock.at(9_500)), Some(Duration::ZERO));
+        Ok(())
+    }
+
+    #[test]
+    fn the_rows_a_claim_loses_are_counted_by_reason_once() -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let tally = Arc::new(Tally::default());
+        let state = ClaimState::new(
+            "jobs",
+            Claim::new("worker-1")?,
+            vec![1, 2, 3],
+            settings()?,
+            None,
+            clock.at(0),
+            Arc::clone(&tally),
+        );
+        state.renewed(&[&1, &2], clock.at(0));
+        let unreachable = Error::InvalidSettings("the server did not answer".into());
+        state.unconfirmed(&unreachable, clock.at(9_000));
+        state.unconfirmed(&unreachable, clock.at(9_001));
+        state.loss(clock.at(9_002));
+        let stats = tally.snapshot();
+        assert_eq!((stats.rows_taken_over, stats.rows_unconfirmed), (1, 2));
         Ok(())
     }
 

@@ -67,6 +67,8 @@ pub struct Refused<T: ClaimLease> {
     lease: Lease,
     /// Whether the claim had a filter of its own, which may be what refused a free row.
     filtered: bool,
+    /// Why, as a wait read it after its last attempt; a plain claim reads nothing.
+    reading: Option<Refusal>,
 }
 
 impl<T: ClaimLease> Refused<T> {
@@ -76,7 +78,47 @@ impl<T: ClaimLease> Refused<T> {
             key,
             lease,
             filtered,
+            reading: None,
         }
+    }
+
+    /// The same refusal, with why it was refused as read right after it.
+    pub(crate) fn read_as(self, reading: Refusal) -> Self {
+        Self {
+            reading: Some(reading),
+            ..self
+        }
+    }
+
+    /// Why the claim was refused, as it was read right after the refusal, by the database's
+    /// clock, if it was: a claim run with [`waiting`](crate::ClaimRow::waiting) reads it after
+    /// each refused attempt, and gives back its last reading here, so that the caller need not
+    /// read again. A plain claim reads nothing it was not asked to: `None`, and
+    /// [`why`](Self::why) reads it.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use std::time::Duration;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let worker = Claim::new("worker-1")?;
+    /// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
+    /// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
+    /// assert_eq!(refused.reading(), None, "a plain claim reads nothing");
+    ///
+    /// let waited = jobs::table
+    ///     .claim_row(7, Lease::from_secs(30)?)
+    ///     .by(&worker)
+    ///     .waiting(Duration::from_secs(5))
+    ///     .run::<Job>(conn)?;
+    /// let Claimed::Refused(refused) = waited else { panic!("there is still no job 7") };
+    /// assert_eq!(refused.reading(), Some(&Refusal::NoSuchRow), "no row: it did not wait");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reading(&self) -> Option<&Refusal> {
+        self.reading.as_ref()
     }
 
     /// The key of the row that was not claimed.

@@ -217,6 +217,11 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             filtered: self.filtered,
         }
     }
+
+    /// The lease the claim is made under.
+    pub(crate) fn lease(&self) -> Lease {
+        self.lease
+    }
 }
 
 impl<T: ClaimLease, F, Changes, Selection, By, U> LeaseStatement<U>

@@ -7,9 +7,12 @@ mod database_time;
 mod health;
 mod held;
 mod holders;
+mod owned;
 mod query_dsl;
 mod reap;
 mod run;
+mod wait_schedule;
+mod waiting;
 
 pub use changes_given::ChangesGiven;
 pub use claim_batch::ClaimBatch;
@@ -22,7 +25,9 @@ pub use held::{
     WriteKind,
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
+pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub(crate) use run::runs_with_run;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
+pub use waiting::Waiting;

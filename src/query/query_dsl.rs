@@ -3,11 +3,11 @@ use diesel::Table;
 
 use crate::outcome::{holder, Holder};
 use crate::query::{
-    AllHeld, ClaimBatch, ClaimRow, Health, HeldPerOwner, HeldRows, Holders, NoClaimant, Reap,
-    StaleOnly,
+    AllHeld, ClaimBatch, ClaimRow, Health, HeldPerOwner, HeldRows, Holders, NoClaimant, OwnedRows,
+    Reap, StaleOnly,
 };
 use crate::sql::{NoChanges, NoOrder};
-use crate::{Claim, ClaimLease, Claimable, Fenced, IntoKey, Lease, Outlived};
+use crate::{Claim, ClaimLease, Claimable, Fenced, IntoKey, Lease, Node, Outlived};
 
 /// The statements diesel-lease builds, started from a table: `jobs::table.claim_row(..)`. Every
 /// `table!` has them; they need its lease columns ([`claim_lease!`](crate::claim_lease)), and
@@ -141,6 +141,59 @@ pub trait LeaseDsl: Table + Sized {
     {
         let keys = keys.into_iter().map(IntoKey::into_key).collect();
         HeldRows::new(self, claim.clone(), keys)
+    }
+
+    /// Every row `owner` holds, whatever its claims: what a node releases at shutdown, or an
+    /// operator when a worker is known gone. Its one write is `.release()`. See [`OwnedRows`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("worker-1")?).run::<Job>(conn)?;
+    /// assert_eq!(jobs::table.held_by_owner("worker-1").release().run(conn)?, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn held_by_owner(self, owner: &str) -> OwnedRows<Self, String>
+    where
+        Self: ClaimLease,
+    {
+        OwnedRows::new(self, owner.to_owned())
+    }
+
+    /// Every row that an earlier life of `node` holds: after a crash and a restart under the same
+    /// name, the rows the node held before, which its new life frees at start-up rather than
+    /// leaving them held until their lease runs out. Its one write is `.release()`. See
+    /// [`OwnedRows`] and [`Node`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// use diesel_lease::Node;
+    ///
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let before_the_crash = Node::start("worker-3")?;
+    /// jobs::table.claim_row(1, lease).by(&before_the_crash.claim()).set(jobs::status.eq("running")).run::<Job>(conn)?;
+    ///
+    /// // The process is killed and starts again, under the same name.
+    /// let node = Node::start("worker-3")?;
+    /// let freed = jobs::table.held_by_earlier_lives_of(&node).release().set(jobs::status.eq("queued")).run(conn)?;
+    /// assert_eq!(freed, [1], "at once, not a lease later");
+    /// assert!(jobs::table.claim_row(1, lease).by(&node.claim()).run::<Job>(conn)?.is_won());
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn held_by_earlier_lives_of(self, node: &Node) -> OwnedRows<Self, Node>
+    where
+        Self: ClaimLease,
+    {
+        OwnedRows::new(self, node.clone())
     }
 
     /// Every held row, with its holder and how long its lease has left under `lease`, by the

@@ -12,6 +12,8 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/keeper.rs");
+        include!("scenarios/keeper_stats.rs");
+        include!("scenarios/draining.rs");
     }
     postgres: {
         include!("scenarios/keeper_postgres.rs");
@@ -25,7 +27,9 @@ on_every_backend! {
 // does not follow `include!`, so `cargo fmt` formats and checks them through this declaration.
 #[cfg(any())]
 mod scenarios {
+    mod draining;
     mod keeper;
     mod keeper_mysql;
     mod keeper_postgres;
+    mod keeper_stats;
 }

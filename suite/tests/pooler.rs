@@ -1,6 +1,8 @@
-//! The lease layer, the keeper, the agent locks and the health reading through PgBouncer in transaction mode (at
-//! `PGBOUNCER_DATABASE_URL`), whose pooled connections carry `PgTransactionPooling`: the shared
-//! scenarios, each statement on whichever server connection the pooler picks.
+//! The lease layer, the keeper, the agent locks and the health reading through PgBouncer in
+//! transaction mode (at `PGBOUNCER_DATABASE_URL`), whose pooled connections carry
+//! `PgTransactionPooling`: the shared scenarios, each statement on whichever server connection
+//! the pooler picks, and waits for a lease, which sleep between statements holding no server
+//! connection.
 //!
 //! Its own test binary: it shares the database of the PostgreSQL tests, whose tables it makes
 //! anew, and cargo runs test binaries one after the other.
@@ -50,6 +52,8 @@ mod keeper {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_stats.rs");
+    include!("scenarios/draining.rs");
 }
 
 #[cfg(all(feature = "postgres", feature = "agent", lease_test_pgbouncer))]
@@ -63,4 +67,11 @@ mod health {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/health.rs");
+}
+
+#[cfg(all(feature = "postgres", lease_test_pgbouncer))]
+mod wait {
+    use crate::common::pooler as backend;
+    use crate::support::*;
+    include!("scenarios/wait.rs");
 }

@@ -179,6 +179,8 @@ where
             }
             Ok(())
         })?;
+        // What the keeper did, for operators: rounds, how late, rows renewed and lost by reason.
+        println!("keeper: {}", keeper.stats());
         let completions =
             std::mem::take(&mut *queue.completions.lock().unwrap_or_else(|e| e.into_inner()));
         report(conn, &completions)

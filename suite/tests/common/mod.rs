@@ -120,9 +120,17 @@ macro_rules! server_backend {
         }
 
         /// A pool of its own with `size` connections, and how many `UPDATE`s they have run.
-        pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Updates) {
+        pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
             pool();
             super::pool_counting_updates(url(), size, customizer())
+        }
+
+        /// A pool of its own with `size` connections, and how many statements they have run.
+        pub fn pool_counting_statements(
+            size: u32,
+        ) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
+            pool();
+            super::pool_counting_statements(url(), size, customizer())
         }
 
         /// A connection of its own, outside any pool (for session settings that must not leak).
@@ -253,53 +261,76 @@ pub fn build_pool_waiting<C: R2D2Connection + 'static>(
         .expect("a connection pool")
 }
 
-/// How many `UPDATE` statements the connections of a pool have run without an error.
-pub type Updates = Arc<AtomicU64>;
+/// How many statements (of a kind) the connections of a pool have run without an error.
+pub type Counter = Arc<AtomicU64>;
 
 /// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
-/// `Updates` given back the `UPDATE` statements it ran without an error (Diesel's
-/// instrumentation sees every statement, whatever sends it).
+/// `Counter` given back the `UPDATE` statements it ran without an error.
 pub fn pool_counting_updates<C: R2D2Connection + 'static>(
     url: &str,
     size: u32,
     inner: Customizer<C>,
-) -> (Pool<ConnectionManager<C>>, Updates) {
-    let updates = Updates::default();
-    let counting = CountingUpdates {
-        inner,
-        updates: Arc::clone(&updates),
-    };
-    (build_pool(url, size, Some(Box::new(counting))), updates)
+) -> (Pool<ConnectionManager<C>>, Counter) {
+    pool_counting(url, size, inner, |sql| {
+        sql.trim_start().starts_with("UPDATE")
+    })
 }
 
-struct CountingUpdates<C> {
+/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
+/// `Counter` given back every statement it ran without an error.
+pub fn pool_counting_statements<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
     inner: Customizer<C>,
-    updates: Updates,
+) -> (Pool<ConnectionManager<C>>, Counter) {
+    pool_counting(url, size, inner, |_| true)
 }
 
-impl<C> std::fmt::Debug for CountingUpdates<C> {
+/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
+/// `Counter` given back the statements it ran without an error whose SQL `counts` (Diesel's
+/// instrumentation sees every statement, whatever sends it).
+fn pool_counting<C: R2D2Connection + 'static>(
+    url: &str,
+    size: u32,
+    inner: Customizer<C>,
+    counts: fn(&str) -> bool,
+) -> (Pool<ConnectionManager<C>>, Counter) {
+    let counter = Counter::default();
+    let counting = Counting {
+        inner,
+        counter: Arc::clone(&counter),
+        counts,
+    };
+    (build_pool(url, size, Some(Box::new(counting))), counter)
+}
+
+struct Counting<C> {
+    inner: Customizer<C>,
+    counter: Counter,
+    counts: fn(&str) -> bool,
+}
+
+impl<C> std::fmt::Debug for Counting<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CountingUpdates")
-            .field("updates", &self.updates)
+        f.debug_struct("Counting")
+            .field("counter", &self.counter)
             .finish_non_exhaustive()
     }
 }
 
-impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error>
-    for CountingUpdates<C>
-{
+impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error> for Counting<C> {
     fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
         if let Some(inner) = &self.inner {
             inner.on_acquire(conn)?;
         }
-        let updates = Arc::clone(&self.updates);
+        let (counter, counts) = (Arc::clone(&self.counter), self.counts);
         conn.set_instrumentation(move |event: InstrumentationEvent<'_>| {
             if let InstrumentationEvent::FinishQuery {
                 query, error: None, ..
             } = event
             {
-                if query.to_string().trim_start().starts_with("UPDATE") {
-                    updates.fetch_add(1, Ordering::SeqCst);
+                if counts(&query.to_string()) {
+                    counter.fetch_add(1, Ordering::SeqCst);
                 }
             }
         });

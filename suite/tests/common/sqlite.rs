@@ -59,9 +59,15 @@ pub fn pool_waiting(size: u32, timeout: std::time::Duration) -> Pool<ConnectionM
 }
 
 /// A pool of its own with `size` connections, and how many `UPDATE`s they have run.
-pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Updates) {
+pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
     pool();
     super::pool_counting_updates(path(), size, Some(Box::new(pragmas())))
+}
+
+/// A pool of its own with `size` connections, and how many statements they have run.
+pub fn pool_counting_statements(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
+    pool();
+    super::pool_counting_statements(path(), size, Some(Box::new(pragmas())))
 }
 
 /// A connection of its own, outside any pool.

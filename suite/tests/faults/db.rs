@@ -10,6 +10,7 @@ use diesel_lease::agent::schema::{conversations, user_settings};
 use diesel_lease::agent::AgentConnection;
 use diesel_lease::prelude::*;
 use diesel_lease::sqlite::SqlitePragmas;
+use diesel_lease::Node;
 
 diesel::table! {
     use diesel::sql_types::*;
@@ -256,6 +257,10 @@ pub trait FaultConn: R2D2Connection + AgentConnection + 'static {
         worker: &str,
     ) -> Result<Batch<i64, fault_jobs::table>, diesel_lease::Error>;
 
+    /// Frees at once the jobs an earlier life of `node` held (a process of its name that was
+    /// killed): they go back to the queue.
+    fn free_earlier_lives(&mut self, node: &Node) -> Result<Vec<i64>, diesel_lease::Error>;
+
     /// The token-guarded finish of `batch`: done, and counted; the jobs the claim still held.
     fn finish_jobs(
         &mut self,
@@ -359,6 +364,14 @@ macro_rules! fault_conn {
                     .set(fault_jobs::status.eq("running"))
                     .returning(fault_jobs::id)
                     .run::<i64>(self)
+            }
+
+            fn free_earlier_lives(&mut self, node: &Node) -> Result<Vec<i64>, diesel_lease::Error> {
+                fault_jobs::table
+                    .held_by_earlier_lives_of(node)
+                    .release()
+                    .set(fault_jobs::status.eq("queued"))
+                    .run(self)
             }
 
             fn finish_jobs(

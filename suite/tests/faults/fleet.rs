@@ -20,6 +20,8 @@ use crate::db::Kind;
 pub const WORKER: &str = "LEASE_FAULTS_WORKER";
 /// The worker's database URL (a file path for SQLite).
 pub const URL: &str = "LEASE_FAULTS_URL";
+/// The role of a worker that is a node: restarted under the same name after a kill.
+pub const NODE: &str = "node";
 
 /// What the workers said, summed over all of them.
 #[derive(Debug, Default)]
@@ -32,6 +34,8 @@ pub struct Tally {
     pub clock_hours: BTreeMap<i64, u64>,
     /// Jobs a worker finished too late: its release found them taken over and left them alone.
     pub stale: u64,
+    /// Jobs a restarted node freed at start-up, held by its earlier life.
+    pub freed: u64,
     pub refused: u64,
     pub turns: u64,
 }
@@ -53,6 +57,7 @@ impl Tally {
                 }
             }
             "stale" => self.stale += rest.parse::<u64>().unwrap_or(0),
+            "freed" => self.freed += rest.parse::<u64>().unwrap_or(0),
             "refused" => self.refused += 1,
             "turn" => self.turns += 1,
             _ => eprintln!("{line}"),
@@ -137,11 +142,14 @@ impl Fleet {
 
     fn spawn(&mut self, slot: usize) -> Result<Worker, String> {
         let exe = std::env::current_exe().map_err(|e| format!("the test binary: {e}"))?;
-        let name = format!(
-            "{}-{}",
-            self.role.split(':').next().unwrap_or("worker"),
-            self.spawned
-        );
+        // A node's worker starts again under its slot's name, as a restarted machine would; the
+        // others under a name of their own.
+        let prefix = self.role.split(':').next().unwrap_or("worker");
+        let name = if prefix == NODE {
+            format!("{prefix}-{slot}")
+        } else {
+            format!("{prefix}-{}", self.spawned)
+        };
         self.spawned += 1;
         let mut command = match self.skews[slot] {
             Some(skew) => {

@@ -1,6 +1,7 @@
 //! The fault suite of `docs/reliability.md`: worker processes SIGKILLed, clocks skewed, a
 //! PostgreSQL server restarted and crashed, a Galera cluster with a node killed, the keeper
-//! under faults, PgBouncer in transaction mode; each scenario bounded in time and on loopback.
+//! under faults, PgBouncer in transaction mode, nodes killed and started again under their
+//! names; each scenario bounded in time and on loopback.
 //! Every outcome is counted in the database, never in the workers' logs.
 //!
 //! ```text
@@ -29,6 +30,7 @@ mod killed;
 mod pgbouncer;
 mod queue;
 mod report;
+mod restarted;
 mod restarts;
 mod skewed;
 
@@ -51,7 +53,7 @@ type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
 /// backend. The restarts and the keeper's stopped server bring their own PostgreSQL, Galera
 /// its own cluster; the restarts, Galera and PgBouncer run once.
-const SCENARIOS: [(&str, Run); 7] = [
+const SCENARIOS: [(&str, Run); 8] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -67,6 +69,9 @@ const SCENARIOS: [(&str, Run); 7] = [
         on_backend!(kind, keeper::run(url, outcome))
     }),
     ("pgbouncer", |_, _, outcome| pgbouncer::run(outcome)),
+    ("restarted", |kind, url, outcome| {
+        on_backend!(kind, restarted::run(url, outcome))
+    }),
 ];
 
 fn main() -> ExitCode {
@@ -191,7 +196,9 @@ fn worker_main(spec: &str) -> ExitCode {
     };
     let url = std::env::var(fleet::URL).unwrap_or_default();
     db::set_pooling(std::env::var(db::POOLING_ENV).as_deref() == Ok("1"));
-    if role.starts_with("queue") {
+    if role.starts_with(fleet::NODE) {
+        on_backend!(kind, restarted::work(&url, name, role))
+    } else if role.starts_with("queue") {
         on_backend!(kind, queue::work(&url, name, role))
     } else {
         on_backend!(kind, agent_locks::work(&url, name))

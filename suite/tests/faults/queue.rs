@@ -49,15 +49,28 @@ pub fn jobs_open<C: FaultConn>(pool: &Pool<C>) -> bool {
 /// and the loop goes on, as an application's would; an outlived claim of a dead worker waits
 /// for its lease.
 pub fn work<C: FaultConn>(url: &str, name: &str, role: &str) -> ExitCode {
-    let work = role
-        .strip_prefix("queue:")
-        .and_then(|ms| ms.parse().ok())
-        .map_or(Duration::from_millis(10), Duration::from_millis);
     fleet::watch_stdin();
     let pool = db::pool::<C>(url, 1);
     say_clock(&pool);
+    work_as(&pool, name, work_time(role), lease())
+}
+
+/// The time a worker of `role` (`<name>:<ms>`) spends on each job.
+pub fn work_time(role: &str) -> Duration {
+    role.split_once(':')
+        .and_then(|(_, ms)| ms.parse().ok())
+        .map_or(Duration::from_millis(10), Duration::from_millis)
+}
+
+/// Claims and finishes jobs as `owner`, under `lease`, until none is left or the suite says stop.
+pub fn work_as<C: FaultConn>(
+    pool: &Pool<C>,
+    owner: &str,
+    work: Duration,
+    lease: Lease,
+) -> ExitCode {
     while !fleet::stopping() {
-        match step(&pool, name, work) {
+        match step(pool, owner, work, lease) {
             Ok(Step::Worked) => {}
             Ok(Step::Waiting) => std::thread::sleep(Duration::from_millis(50)),
             Ok(Step::Finished) => break,
@@ -80,9 +93,10 @@ fn step<C: FaultConn>(
     pool: &Pool<C>,
     name: &str,
     work: Duration,
+    lease: Lease,
 ) -> Result<Step, diesel_lease::Error> {
     let conn = &mut pool.get()?;
-    let batch = conn.claim_jobs(BATCH, lease(), name)?;
+    let batch = conn.claim_jobs(BATCH, lease, name)?;
     if batch.is_empty() {
         return Ok(if conn.open_jobs()? == 0 {
             Step::Finished

@@ -36,7 +36,8 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
         [ids[1].clone()]
     );
     drop(kept);
-    drop(keeper);
+    // The keeper stops on this thread, so its last event is this keeper's alone.
+    let ((), stopped) = crate::events_during(|| drop(keeper));
     claim_all(conn, &ids[2..], &claim, minute());
     age(conn, &ids[2], Duration::from_secs(120));
     // The reap runs on this thread, under a collector of its own: the other backends' copies of
@@ -66,6 +67,21 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
         "a lost lease is a warning: {events:#?}"
     );
     assert!(said("lease released", "INFO"), "{events:#?}");
+    assert!(
+        stopped.lines().any(|line| line.contains("keeper stopped")
+            && line.contains("INFO")
+            && line.contains("rows_taken_over=1")
+            && line.contains("rows_unconfirmed=0")
+            && line.contains("failed_renewals=0")
+            && line.contains("smallest_margin_us=")),
+        "the keeper's stats, as fields: {stopped}"
+    );
+    assert!(
+        crate::events_of("keeper round")
+            .iter()
+            .any(|line| line.contains("DEBUG") && line.contains("rows_renewed=")),
+        "a round's stats, as fields"
+    );
     assert!(
         reap_events
             .lines()

@@ -12,7 +12,8 @@ use diesel_lease::prelude::*;
 use diesel_lease::sql::{And, NoChanges, NoOrder};
 use diesel_lease::{
     dsl, AllHeld, Claimable, Guarded, HeldPerOwner, Holders, Keepable, Keeper, KeeperSettings,
-    KeptRelease, LeaseQuery, Many, One, Outlived, Release, Renewal, RenewedAgo, Why, Write,
+    KeptRelease, LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, RenewedAgo,
+    Why, Write,
 };
 
 use crate::common::items::{lease_items, Item};
@@ -45,13 +46,17 @@ type RenewOne = Guarded<Items, Renewal, NoChanges<Items>, One>;
 type WriteOne = Guarded<Items, Write, StateIs, One>;
 type ReleaseOne = Guarded<Items, Release, StateIs, One>;
 type ReleaseMany = Guarded<Items, Release, StateIs, Many>;
+/// `held_by_earlier_lives_of(&node).release().set(..)`; `held_by_owner(owner).release().set(..)`.
+type ReleaseEarlierLives = OwnerRelease<Items, Node, StateIs>;
+type ReleaseOwned = OwnerRelease<Items, String, StateIs>;
 /// Diesel's own `diesel::update(items.find(key)).set(items.renewed_ago(age))`.
 type AgeItem = diesel::dsl::Update<diesel::dsl::Find<Items, Key>, RenewedAgo<Items>>;
 
 /// A tenant's four queued items, on any connection `C`: item 1 claimed by its key, renewed,
 /// written to and finished by its holder while a rival is told why it was refused; items 2 and 3
 /// claimed in a batch, read back as held, and finished together; item 4 claimed, kept by a
-/// keeper, released through it, claimed again, outlived and reaped. Only the bounds below, one
+/// keeper, released through it, claimed again, outlived and reaped; then kept and drained,
+/// freed by a node's next life, and released by its owner's name. Only the bounds below, one
 /// a statement (and `Keepable` for the keeper), let it run on a backend.
 pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     pool: &Pool<ConnectionManager<C>>,
@@ -70,6 +75,8 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     Items: Keepable<C>,
     KeptRelease<Items, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     ReapOfTenant: for<'q> LeaseQuery<'q, C, Key>,
+    ReleaseEarlierLives: for<'q> LeaseQuery<'q, C, Key>,
+    ReleaseOwned: for<'q> LeaseQuery<'q, C, Key>,
     AgeItem: ExecuteDsl<C>,
 {
     let conn = &mut *pool.get().expect("a connection");
@@ -86,8 +93,10 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     };
 
     // Item 1, by its key.
-    let claim_item =
-        |claim: &Claim| -> ClaimItem { lease_items::table.claim_row(key(1), lease).by(claim) };
+    let claim_row_of = |item_no: i64, claim: &Claim| -> ClaimItem {
+        lease_items::table.claim_row(key(item_no), lease).by(claim)
+    };
+    let claim_item = |claim: &Claim| claim_row_of(1, claim);
     let won = claim_item(&worker)
         .run::<Item>(conn)
         .unwrap()
@@ -168,4 +177,41 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
         .filter(of_tenant())
         .set(lease_items::state.eq("queued"));
     assert_eq!(reap.run(conn).unwrap(), [key(4)]);
+
+    // Item 4 again: kept by its key, and drained at shutdown; held by a node's earlier life, and
+    // freed by its next; held by an owner, and released by its name.
+    let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease)).unwrap();
+    let kept = keeper
+        .keep(
+            claim_row_of(4, &worker)
+                .run::<Item>(conn)
+                .unwrap()
+                .won()
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(keeper.drain().unwrap().rows(), 1);
+    assert!(!kept.is_held());
+    let name = format!("generic-node-{tenant}");
+    let earlier = Node::start(&name).unwrap();
+    let held = claim_of_tenant(10, &earlier.claim())
+        .run::<Item>(conn)
+        .unwrap();
+    assert_eq!(held.keys(), [key(4)]);
+    let freed: ReleaseEarlierLives = lease_items::table
+        .held_by_earlier_lives_of(&Node::start(&name).unwrap())
+        .release()
+        .set(lease_items::state.eq("queued"));
+    assert_eq!(freed.run(conn).unwrap(), [key(4)]);
+    // An owner of this tenant's alone: the other tenants' scenarios run meanwhile.
+    let owner = format!("generic-owner-{tenant}");
+    let held = claim_of_tenant(10, &Claim::new(&owner).unwrap())
+        .run::<Item>(conn)
+        .unwrap();
+    assert_eq!(held.keys(), [key(4)]);
+    let released: ReleaseOwned = lease_items::table
+        .held_by_owner(&owner)
+        .release()
+        .set(lease_items::state.eq("queued"));
+    assert_eq!(released.run(conn).unwrap(), [key(4)]);
 }

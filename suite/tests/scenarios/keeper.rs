@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
-use diesel_lease::{HeldRows, Keeper, KeeperSettings, LossReason};
+use diesel_lease::{HeldRows, Keeper, KeeperSettings, LossReason, Node};
 
 use crate::common::jobs::{lease_jobs, Job};
-use crate::common::{after_rounds, eventually};
+use crate::common::{after_rounds, eventually, unique_id};
 
 /// `count` new jobs, claimed for `worker-1` under `lease`: as the claim holds them.
 fn claimed(count: usize, lease: Lease) -> HeldRows<lease_jobs::table> {
@@ -37,7 +37,7 @@ fn fresh_within(ids: &[String], secs: u64) -> i64 {
 /// meanwhile on the connections `updates` counts.
 fn updates_in_rounds<C: diesel::r2d2::R2D2Connection>(
     keeper: &Keeper<C>,
-    updates: &crate::common::Updates,
+    updates: &crate::common::Counter,
     rounds: u64,
 ) -> (u64, u64) {
     let (ran, before) = (updates.load(Ordering::SeqCst), keeper.rounds());

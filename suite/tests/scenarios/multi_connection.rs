@@ -115,3 +115,42 @@ fn a_function_over_every_backend_needs_no_bound_and_sees_the_database_clock_in_d
         .unwrap();
     assert_eq!(states, ["done", "queued"]);
 }
+
+/// A wait on the enum: the claims and reads it is made of run on the connection inside, and a
+/// transaction of the enum's is seen as the caller's.
+#[test]
+fn a_wait_runs_on_a_multi_connection_enum_and_is_refused_inside_its_transaction() {
+    let tenant = super::composite::tenant(&mut super::support::connection(), 2);
+    let pool = any::pool(backend::url(), 1);
+    let conn = &mut *pool.get().unwrap();
+    let lease = Lease::from_secs(60).unwrap();
+    let wait_for_item = |item_no: i64, owner: &str| {
+        lease_items::table
+            .claim_row((tenant.as_str(), item_no), lease)
+            .by(&Claim::new(owner).unwrap())
+            .returning(lease_items::item_no)
+            .waiting(Duration::from_millis(300))
+            .rechecking_every(Duration::from_millis(100))
+    };
+
+    let won = wait_for_item(1, "any-holder").run::<i64>(conn).unwrap();
+    assert!(won.is_won(), "a free item: no wait");
+    let Claimed::Refused(refused) = wait_for_item(1, "any-waiter").run::<i64>(conn).unwrap() else {
+        panic!("held for a minute");
+    };
+    assert!(
+        matches!(refused.reading(), Some(Refusal::Held(holder)) if holder.owner == "any-holder"),
+        "{:?}",
+        refused.reading()
+    );
+
+    let inside = conn
+        .transaction(|conn| {
+            diesel::QueryResult::Ok(wait_for_item(2, "any-waiter").run::<i64>(conn).map(|_| ()))
+        })
+        .unwrap();
+    assert!(
+        matches!(inside, Err(diesel_lease::Error::WaitInTransaction)),
+        "{inside:?}"
+    );
+}
