@@ -74,6 +74,8 @@ mod query;
 pub mod sql;
 pub mod sql_types;
 mod table;
+#[cfg(feature = "tasks")]
+pub mod tasks;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
