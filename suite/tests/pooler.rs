@@ -1,6 +1,7 @@
-//! The lease layer, the keeper and the agent locks through PgBouncer in transaction mode (at
-//! `PGBOUNCER_DATABASE_URL`), whose pooled connections carry `PgTransactionPooling`: the shared
-//! scenarios, each statement on whichever server connection the pooler picks.
+//! The lease layer, the keeper, the agent locks and the task locks through PgBouncer in
+//! transaction mode (at `PGBOUNCER_DATABASE_URL`), whose pooled connections carry
+//! `PgTransactionPooling`: the shared scenarios, each statement on whichever server connection
+//! the pooler picks.
 //!
 //! Its own test binary: it shares the database of the PostgreSQL tests, whose tables it makes
 //! anew, and cargo runs test binaries one after the other.
@@ -56,4 +57,10 @@ mod keeper {
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");
+}
+
+#[cfg(all(feature = "postgres", feature = "tasks", lease_test_pgbouncer))]
+mod tasks {
+    use crate::common::pooler as backend;
+    include!("scenarios/tasks.rs");
 }
