@@ -24,8 +24,9 @@ const ATTEMPTS: usize = 3;
 /// claim) when it is free or has outlived the lease by the database's clock; a
 /// [`Keeper`] renews it while the task runs and the run releases it when the task ends, unless
 /// its shortest hold ([`Hold::at_least`]) has not passed. Nothing is held between statements:
-/// no advisory lock, no open transaction, no pinned connection, so it is safe behind a pooler
-/// in transaction mode.
+/// no advisory lock, no open transaction, no pinned connection, so it runs behind a pooler in
+/// transaction mode (with `PgTransactionPooling` on PgBouncer 1.18). The locks are shared by a
+/// node's threads: clone them, or share a reference.
 ///
 /// The lease is how soon a lock held by a node that died frees itself: a run's lock is renewed
 /// every third of it, so keep it well above the database's longest pause. Every node of a task

@@ -460,9 +460,13 @@ fn a_fuzz_of_threads_adds_once_for_each_run_that_ran_and_loses_no_addition() {
     const THREADS: usize = 8;
     let pool = backend::pool_of(4 * THREADS as u32);
     let (name, counter) = (task(), new_counter());
+    // Four nodes of two threads each: a node's locks are shared by its threads.
+    let nodes: Vec<_> = (0..THREADS / 2)
+        .map(|node| locks_on(pool.clone(), &format!("node-{node}")))
+        .collect();
 
     let ran_per_thread = race(&pool, THREADS, |thread, conn| {
-        let node = locks_on(pool.clone(), &format!("node-{thread}"));
+        let node = &nodes[thread / 2];
         (0..FUZZ_RUNS)
             .filter(|_| {
                 ran(node.run(&name, hold(), |task| {
