@@ -183,6 +183,21 @@ fn the_first_run_makes_the_lock_and_runs_the_task() {
 }
 
 #[test]
+fn a_task_whose_name_differs_only_in_case_is_another_task() {
+    let (node_a, node_b) = (locks("node-a"), locks("node-b"));
+    let name = task();
+    let other = name.to_uppercase();
+
+    assert_eq!(run_nothing(&node_a, &name, held_on()), TaskRun::Ran(()));
+    assert_eq!(run_nothing(&node_b, &other, held_on()), TaskRun::Ran(()));
+    assert_eq!(
+        holder(run_nothing(&node_b, &name, held_on())).owner,
+        "node-a"
+    );
+    assert_eq!(lock_owner(&other).as_deref(), Some("node-b"));
+}
+
+#[test]
 fn first_runs_on_many_nodes_at_once_make_one_lock_and_fail_none() {
     const NODES: usize = 8;
     let pool = backend::pool_of(3 * NODES as u32);
