@@ -35,6 +35,9 @@ use crate::{
 )]
 pub trait TaskConnection: sealed::TaskStatements {}
 
+// Not recommended: a missing bound is then said as `TaskConnection`, not as one of the lease
+// layer's statements it stands for.
+#[diagnostic::do_not_recommend]
 impl<C: sealed::TaskStatements> TaskConnection for C {}
 
 /// The claim of a task's lock.
@@ -76,6 +79,7 @@ mod sealed {
         fn release_task(&mut self, kept: &Kept<task_locks::table>) -> Result<Vec<String>, Error>;
     }
 
+    #[diagnostic::do_not_recommend]
     impl<C> TaskStatements for C
     where
         C: R2D2Connection + 'static,
