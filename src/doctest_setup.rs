@@ -330,3 +330,15 @@ fn agent_pool() -> Result<
     make_agent_tables(&mut *pool.get()?)?;
     Ok(pool)
 }
+
+/// A pool of connections to a database of its own, with the table of task locks.
+#[cfg(feature = "tasks")]
+#[allow(dead_code)]
+fn tasks_pool() -> Result<
+    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DocConnection>>,
+    Box<dyn std::error::Error>,
+> {
+    let pool = doc_pool(4)?;
+    diesel_lease::tasks::run_migrations(&mut *pool.get()?)?;
+    Ok(pool)
+}

@@ -76,6 +76,8 @@ mod query;
 pub mod sql;
 pub mod sql_types;
 mod table;
+#[cfg(feature = "tasks")]
+pub mod tasks;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
@@ -119,8 +121,8 @@ pub use table::{
 pub use diesel as __diesel;
 
 /// The README's examples, compiled and run as doctests so they cannot rot. They run on SQLite
-/// and show the agent locks, so they run in builds with both features.
-#[cfg(all(doctest, feature = "sqlite", feature = "agent"))]
+/// and show the agent locks and the task locks, so they run in builds with all three features.
+#[cfg(all(doctest, feature = "sqlite", feature = "agent", feature = "tasks"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 

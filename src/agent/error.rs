@@ -69,20 +69,4 @@ pub enum Error {
     ClickInFlight(Holder),
 }
 
-impl From<diesel::result::Error> for Error {
-    fn from(error: diesel::result::Error) -> Self {
-        Error::Lease(error.into())
-    }
-}
-
-impl From<crate::OutOfRange> for Error {
-    fn from(out_of_range: crate::OutOfRange) -> Self {
-        Error::Lease(out_of_range.into())
-    }
-}
-
-impl From<r2d2::Error> for Error {
-    fn from(error: r2d2::Error) -> Self {
-        Error::Lease(error.into())
-    }
-}
+crate::error::lease_errors_convert_into!(Error);

@@ -17,25 +17,27 @@ use super::Error;
 /// # has_migrations::<diesel::mysql::Mysql>();
 /// ```
 pub trait AgentMigrations: Backend {
-    /// This backend's migrations, from `migrations/<backend>` (also runnable with the diesel CLI).
+    /// This backend's migrations, from `migrations/agent/<backend>` (also runnable with the
+    /// diesel CLI).
     const MIGRATIONS: EmbeddedMigrations;
 }
 
 #[cfg(feature = "postgres")]
 impl AgentMigrations for diesel::pg::Pg {
     const MIGRATIONS: EmbeddedMigrations =
-        diesel_migrations::embed_migrations!("migrations/postgres");
+        diesel_migrations::embed_migrations!("migrations/agent/postgres");
 }
 
 #[cfg(feature = "mysql")]
 impl AgentMigrations for diesel::mysql::Mysql {
-    const MIGRATIONS: EmbeddedMigrations = diesel_migrations::embed_migrations!("migrations/mysql");
+    const MIGRATIONS: EmbeddedMigrations =
+        diesel_migrations::embed_migrations!("migrations/agent/mysql");
 }
 
 #[cfg(feature = "sqlite")]
 impl AgentMigrations for diesel::sqlite::Sqlite {
     const MIGRATIONS: EmbeddedMigrations =
-        diesel_migrations::embed_migrations!("migrations/sqlite");
+        diesel_migrations::embed_migrations!("migrations/agent/sqlite");
 }
 
 /// Brings the agent tables of `conn`'s database up to date.

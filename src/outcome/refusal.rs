@@ -290,46 +290,48 @@ impl fmt::Display for OutlivedLease {
 /// the two never disagree at the boundary: a lease exactly as old as its length is fresh to both.
 impl<DB: Backend> Queryable<HolderSqlType, DB> for Refusal
 where
-    (
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-        Option<bool>,
-        i64,
-    ): deserialize::FromStaticSqlRow<HolderSqlType, DB>,
+    HolderRow: deserialize::FromStaticSqlRow<HolderSqlType, DB>,
 {
-    type Row = (
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-        Option<bool>,
-        i64,
-    );
+    type Row = HolderRow;
 
-    fn build((owner, token, micros, fresh, lease): Self::Row) -> deserialize::Result<Self> {
+    fn build(row: Self::Row) -> deserialize::Result<Self> {
+        Ok(Refusal::of_row(row))
+    }
+}
+
+/// A holder's row as the read gives it: owner, token, its age in microseconds by the database's
+/// clock, whether that is fresh under the lease, and the lease in microseconds.
+type HolderRow = (
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<bool>,
+    i64,
+);
+
+impl Refusal {
+    fn of_row((owner, token, micros, fresh, lease): HolderRow) -> Self {
         let duration = |micros: i64| Duration::from_micros(micros.max(0).unsigned_abs());
-        let lease = duration(lease);
-        Ok(match (owner, token, micros, fresh) {
-            (Some(owner), Some(token), Some(micros), Some(true)) => {
-                let age = duration(micros);
-                Refusal::Held(LeaseHolder {
-                    owner,
-                    token,
-                    age,
-                    frees_in: lease.saturating_sub(age),
-                })
-            }
+        match (owner, token, micros, fresh) {
+            (Some(owner), Some(token), Some(micros), Some(true)) => Refusal::Held(LeaseHolder {
+                owner,
+                token,
+                age: duration(micros),
+                // From the age as the database gave it: a row dated to come (a keeper's release
+                // before a shortest hold longer than the lease) frees that much later.
+                frees_in: duration(lease.saturating_sub(micros)),
+            }),
             (Some(owner), Some(token), Some(micros), Some(false)) => {
                 Refusal::Outlived(OutlivedLease {
                     owner,
                     token,
-                    ago: duration(micros).saturating_sub(lease),
+                    ago: duration(micros.saturating_sub(lease)),
                 })
             }
             (_, None, _, _) => Refusal::Free,
             // A token without an owner or a time: lease columns half set by hand.
             _ => Refusal::NotClaimable,
-        })
+        }
     }
 }
 
@@ -380,5 +382,49 @@ impl fmt::Display for LeaseHolder {
             "{} (claim {}) for {:?}, frees in {:?}",
             self.owner, self.token, self.age, self.frees_in
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Refusal;
+
+    /// What a holder's row of this age (in microseconds), fresh or not, says under `lease`.
+    fn refusal(age: i64, fresh: bool, lease: i64) -> Refusal {
+        Refusal::of_row((
+            Some("node-a".into()),
+            Some("t1".into()),
+            Some(age),
+            Some(fresh),
+            lease,
+        ))
+    }
+
+    #[test]
+    fn a_held_row_frees_in_the_lease_less_its_age() {
+        let Refusal::Held(holder) = refusal(10_000_000, true, 30_000_000) else {
+            panic!()
+        };
+        assert_eq!(holder.age, Duration::from_secs(10));
+        assert_eq!(holder.frees_in, Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_row_dated_to_come_frees_that_much_later_than_the_lease() {
+        let Refusal::Held(holder) = refusal(-60_000_000, true, 30_000_000) else {
+            panic!()
+        };
+        assert_eq!(holder.age, Duration::ZERO);
+        assert_eq!(holder.frees_in, Duration::from_secs(90));
+    }
+
+    #[test]
+    fn an_outlived_row_ran_out_its_age_less_the_lease_ago() {
+        let Refusal::Outlived(outlived) = refusal(35_000_000, false, 30_000_000) else {
+            panic!()
+        };
+        assert_eq!(outlived.ago, Duration::from_secs(5));
     }
 }

@@ -1,5 +1,5 @@
-//! The lease layer, the keeper, the agent locks and the health reading through PgBouncer in
-//! transaction mode (at `PGBOUNCER_DATABASE_URL`), whose pooled connections carry
+//! The lease layer, the keeper, the agent locks, the task locks and the health reading through
+//! PgBouncer in transaction mode (at `PGBOUNCER_DATABASE_URL`), whose pooled connections carry
 //! `PgTransactionPooling`: the shared scenarios, each statement on whichever server connection
 //! the pooler picks, and waits for a lease, which sleep between statements holding no server
 //! connection.
@@ -74,4 +74,10 @@ mod wait {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/wait.rs");
+}
+
+#[cfg(all(feature = "postgres", feature = "tasks", lease_test_pgbouncer))]
+mod tasks {
+    use crate::common::pooler as backend;
+    include!("scenarios/tasks.rs");
 }

@@ -1,4 +1,4 @@
-//! What both examples share: the backend named by `DATABASE_URL` (embedded SQLite when unset),
+//! What the examples share: the backend named by `DATABASE_URL` (embedded SQLite when unset),
 //! an r2d2 pool set up as a production application would, and `on_backend!`, which calls an
 //! example's code, written once as functions generic over the connection, with a pool of the
 //! backend named.
@@ -37,6 +37,13 @@ impl Backend {
             Ok(url) => Err(format!(
                 "DATABASE_URL {url:?}: expected postgres://, mysql:// or sqlite://"
             )),
+        }
+    }
+
+    /// Where the database is: its URL, or the SQLite file's path.
+    pub fn url(&self) -> &str {
+        match self {
+            Self::Sqlite(url) | Self::Postgres(url) | Self::Mysql(url) => url,
         }
     }
 

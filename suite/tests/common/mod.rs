@@ -110,6 +110,12 @@ macro_rules! server_backend {
             super::build_pool(url(), size, customizer())
         }
 
+        /// A pool of `size` connections to the database at `url`, set up as this backend's,
+        /// that leaves the test tables as they are: a child process's, whose parent made them.
+        pub fn worker_pool(url: &str, size: u32) -> Pool<ConnectionManager<Conn>> {
+            super::build_pool(url, size, customizer())
+        }
+
         /// A pool of its own with `size` connections, whose checkout waits up to `timeout`.
         pub fn pool_waiting(
             size: u32,
@@ -342,14 +348,14 @@ impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error> fo
 pub type Tables = [(&'static str, &'static str); 4];
 
 /// The pool the tests of one backend share, with the test tables made anew and the agent tables
-/// migrated.
+/// and the task locks' table migrated.
 pub fn shared_pool<C>(
     url: &str,
     customizer: Customizer<C>,
     tables: Tables,
 ) -> Pool<ConnectionManager<C>>
 where
-    C: R2D2Connection + AgentTables + 'static,
+    C: R2D2Connection + AgentTables + TaskTables + 'static,
     diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
 {
     let pool = build_pool(url, 8, customizer);
@@ -370,6 +376,7 @@ where
         }
     }
     conn.agent_tables();
+    conn.task_tables();
     pool
 }
 
@@ -393,6 +400,28 @@ where
 #[cfg(not(feature = "agent"))]
 impl<C> AgentTables for C {
     fn agent_tables(&mut self) {}
+}
+
+/// A connection on which the shared pool makes the task locks' table: by their migrations when
+/// the `tasks` feature is on, and not at all without it.
+pub trait TaskTables {
+    fn task_tables(&mut self);
+}
+
+#[cfg(feature = "tasks")]
+impl<C> TaskTables for C
+where
+    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
+    C::Backend: diesel_lease::tasks::TaskMigrations,
+{
+    fn task_tables(&mut self) {
+        diesel_lease::tasks::run_migrations(self).expect("the task locks' table");
+    }
+}
+
+#[cfg(not(feature = "tasks"))]
+impl<C> TaskTables for C {
+    fn task_tables(&mut self) {}
 }
 
 /// Runs `write` for each of `keys`, a statement that changes the one row of that key, each in a

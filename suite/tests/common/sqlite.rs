@@ -52,6 +52,12 @@ pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
     super::build_pool(path(), size, Some(Box::new(pragmas())))
 }
 
+/// A pool of `size` connections to the database file at `url`, set up as this backend's, that
+/// leaves the test tables as they are: a child process's, whose parent made them.
+pub fn worker_pool(url: &str, size: u32) -> Pool<ConnectionManager<Conn>> {
+    super::build_pool(url, size, Some(Box::new(pragmas())))
+}
+
 /// A pool of its own with `size` connections, whose checkout waits up to `timeout`.
 pub fn pool_waiting(size: u32, timeout: std::time::Duration) -> Pool<ConnectionManager<Conn>> {
     pool();
