@@ -24,6 +24,11 @@
 //!   connection and SQL text.
 //! * [`LeaseColumns`] writes the diesel migration that adds the lease columns, and the token's
 //!   index, to an existing table, typed for the backend.
+//! * A claim may wait for its lease, within a bound ([`ClaimRow::waiting`],
+//!   [`ClaimBatch::waiting`]); a [`Keeper`] renews what it keeps, counts what it did
+//!   ([`Keeper::stats`]) and drains it at shutdown ([`Keeper::drain`]); a [`Node`]'s new life
+//!   frees what its earlier lives held ([`LeaseDsl::held_by_earlier_lives_of`]); a table's
+//!   health is one read ([`LeaseDsl::health`]); the `testkit` feature helps your own tests.
 //!
 //! ```
 //! # include!("doctest_setup.rs");

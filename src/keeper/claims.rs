@@ -1,6 +1,7 @@
 //! The claims a keeper keeps on one table: renewed together, one statement a round (per 4,096
 //! rows), each row under its own claim's token; released one claim at a time.
 use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -211,16 +212,7 @@ where
             .into_iter()
             .filter(|state| state.to_renew(now))
             .collect();
-        let pairs: Vec<(T::Key, String)> = renewing
-            .iter()
-            .flat_map(|state| {
-                let token = state.claim().token().to_owned();
-                state
-                    .held()
-                    .into_iter()
-                    .map(move |key| (key, token.clone()))
-            })
-            .collect();
+        let pairs = held_pairs(&renewing);
         if pairs.is_empty() {
             return Ok(0);
         }
@@ -339,16 +331,7 @@ where
                 .into_iter()
                 .filter(|state| state.release_outcome().is_none())
                 .collect();
-            let pairs: Vec<(T::Key, String)> = together
-                .iter()
-                .flat_map(|state| {
-                    let token = state.claim().token().to_owned();
-                    state
-                        .held()
-                        .into_iter()
-                        .map(move |key| (key, token.clone()))
-                })
-                .collect();
+            let pairs = held_pairs(&together);
             let released = broken_on_error(&mut *conn, |conn| {
                 let mut released = HashSet::with_capacity(pairs.len());
                 for pairs in pairs.chunks(MOST_PAIRS_IN_ONE_RENEWAL) {
@@ -401,6 +384,21 @@ where
             crate::events::emit_not_released::<T>(state.claim(), rows, &error);
         }
     }
+}
+
+/// The rows `claims` still hold, each as its key and the token of the claim that holds it: what
+/// a renewal or a drain names, every row under its own claim's token.
+fn held_pairs<K: Clone + Eq + Hash>(claims: &[&Arc<ClaimState<K>>]) -> Vec<(K, String)> {
+    claims
+        .iter()
+        .flat_map(|state| {
+            let token = state.claim().token().to_owned();
+            state
+                .held()
+                .into_iter()
+                .map(move |key| (key, token.clone()))
+        })
+        .collect()
 }
 
 /// `work` on `conn`; when it fails, `conn` is marked broken, so that the pool closes it instead

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use diesel_lease::prelude::*;
 
-use crate::db::{self, FaultConn, Pool};
+use crate::db::{self, FaultConn, JobCounts, Pool, Takeovers};
 use crate::fleet::{self, Fleet, Tally};
 use crate::report::Outcome;
 
@@ -191,6 +191,20 @@ pub fn verdict<C: FaultConn>(pool: &Pool<C>, tally: &Tally, killed: bool, outcom
     verdict_of(pool, tally, killed, JOBS, outcome);
 }
 
+/// What the database says of the queue at the end: its counts, and the takeovers of claims
+/// under `lease`.
+pub fn final_counts<C: FaultConn>(
+    pool: &Pool<C>,
+    lease: Lease,
+) -> Result<(JobCounts, Takeovers), String> {
+    let mut conn = pool.get().map_err(|e| e.to_string())?;
+    let counts = conn.job_counts().map_err(|e| e.to_string())?;
+    let takeovers = conn
+        .takeovers("fault_jobs", lease)
+        .map_err(|e| e.to_string())?;
+    Ok((counts, takeovers))
+}
+
 /// [`verdict`] of a queue of `jobs` jobs.
 pub fn verdict_of<C: FaultConn>(
     pool: &Pool<C>,
@@ -199,14 +213,7 @@ pub fn verdict_of<C: FaultConn>(
     jobs: i64,
     outcome: &mut Outcome,
 ) {
-    let read = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
-        let counts = conn.job_counts().map_err(|e| e.to_string())?;
-        let takeovers = conn
-            .takeovers("fault_jobs", lease())
-            .map_err(|e| e.to_string())?;
-        Ok((counts, takeovers))
-    });
-    let (counts, takeovers) = match read {
+    let (counts, takeovers) = match final_counts(pool, lease()) {
         Ok(read) => read,
         Err(error) => return outcome.fail(format!("the final counts: {error}")),
     };

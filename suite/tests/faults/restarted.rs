@@ -40,14 +40,8 @@ pub fn run<C: FaultConn>(url: &str, outcome: &mut Outcome) -> Result<(), String>
         tally.freed,
     );
     outcome.figure("worker errors, by kind", tally.errors_text());
-    let read = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
-        let counts = conn.job_counts().map_err(|e| e.to_string())?;
-        let takeovers = conn
-            .takeovers("fault_jobs", lease())
-            .map_err(|e| e.to_string())?;
-        Ok((counts, takeovers))
-    });
-    let (counts, takeovers) = read.map_err(|error| format!("the final counts: {error}"))?;
+    let (counts, takeovers) = queue::final_counts(&pool, lease())
+        .map_err(|error| format!("the final counts: {error}"))?;
     outcome.figure("jobs", counts.jobs);
     outcome.figure("claims of a job (fence increments)", counts.claims);
     outcome.figure("jobs lost (not done at the end)", counts.open);
