@@ -17,7 +17,9 @@ const BOOT_ID_DIGITS: usize = 12;
 /// once ([`LeaseDsl::held_by_earlier_lives_of`](crate::LeaseDsl::held_by_earlier_lives_of)),
 /// rather than leaving them held until their lease runs out.
 ///
-/// A node's name is an owner name without `#`, and short enough for the boot id to follow it.
+/// One process a name: two processes started under one node name at once are two lives of it,
+/// and each frees what the other holds. A node's name is an owner name without `#`, and short
+/// enough for the boot id to follow it.
 ///
 /// ```
 /// use diesel_lease::Node;

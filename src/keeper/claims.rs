@@ -120,7 +120,7 @@ where
 /// keys and, before the shortest hold has passed, how far back to date them): the rows then keep
 /// their claim, dated so that they outlive the lease just when the hold ends (by the database's
 /// clock at this release, so never sooner); after it, they are freed. `None` when the claim was
-/// released before.
+/// released before, or handed back to the caller.
 pub(super) fn release_claim<T: ClaimLease, C>(
     table: T,
     state: &ClaimState<T::Key>,
@@ -129,7 +129,7 @@ pub(super) fn release_claim<T: ClaimLease, C>(
     release: impl FnOnce(HeldRows<T>, Option<i64>, &mut C) -> Result<Vec<T::Key>, Error>,
 ) -> Result<Option<Vec<T::Key>>, Error> {
     let _statement = state.statement();
-    if state.release_outcome().is_some() {
+    if state.is_off_the_keepers_hands() {
         return Ok(None);
     }
     let keys = state.held();
@@ -329,29 +329,35 @@ where
             let _statements: Vec<_> = together.iter().map(|state| state.statement()).collect();
             let together: Vec<_> = together
                 .into_iter()
-                .filter(|state| state.release_outcome().is_none())
+                .filter(|state| !state.is_off_the_keepers_hands())
                 .collect();
             let pairs = held_pairs(&together);
-            let released = broken_on_error(&mut *conn, |conn| {
-                let mut released = HashSet::with_capacity(pairs.len());
+            // A failed part may have committed without its answer arriving: the claims whose
+            // every row a part released are released, the others renewed no more.
+            let mut released = HashSet::with_capacity(pairs.len());
+            let sent = broken_on_error(&mut *conn, |conn| {
                 for pairs in pairs.chunks(MOST_PAIRS_IN_ONE_RENEWAL) {
                     released.extend(self.table.release_pairs(pairs.to_vec(), conn)?);
                 }
-                Ok(released)
-            })
-            .map_err(stop_all)?;
+                Ok(())
+            });
             drained.statements += pairs.len().div_ceil(MOST_PAIRS_IN_ONE_RENEWAL);
             for state in together {
-                let rows: Vec<T::Key> = state
-                    .held()
-                    .into_iter()
-                    .filter(|key| released.contains(key))
+                let held = state.held();
+                let rows: Vec<T::Key> = held
+                    .iter()
+                    .filter(|key| released.contains(*key))
+                    .cloned()
                     .collect();
+                if sent.is_err() && rows.len() < held.len() {
+                    continue;
+                }
                 crate::events::emit_released::<T>(state.claim(), rows.len());
                 drained.claims += 1;
                 drained.rows += rows.len();
                 state.mark_released(rows);
             }
+            sent.map_err(stop_all)?;
         }
         for state in alone {
             let released = broken_on_error(&mut *conn, |conn| {
@@ -361,7 +367,7 @@ where
             if let Some(rows) = released {
                 drained.claims += 1;
                 drained.rows += rows.len();
-                drained.statements += 1;
+                drained.statements += usize::from(!rows.is_empty());
             }
         }
         Ok(drained)
@@ -374,8 +380,8 @@ where
     T: Keepable<C>,
 {
     fn release_unattended(&self, state: &ClaimState<T::Key>) {
-        if state.release_outcome().is_some() {
-            // Released by its handle already: no connection to wait for.
+        if state.is_off_the_keepers_hands() {
+            // Released by its handle already, or handed back: no connection to wait for.
             return;
         }
         if let Err(error) = self.release_waiting(state, state.settings().renews_every()) {

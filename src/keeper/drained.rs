@@ -60,8 +60,9 @@ pub struct DrainedTable {
     pub claims: usize,
     /// The rows they still held, and released.
     pub rows: usize,
-    /// The statements sent: one for every claim it could release together (and 4,096 rows), one
-    /// for each claim released alone (within its shortest hold, or sharing a row with another).
+    /// The release statements sent: one for all the claims it could release together (and
+    /// 4,096 rows), one for each claim with rows released alone (within its shortest hold, which
+    /// a reading of the database's clock comes before, or naming a row another claim names).
     pub statements: usize,
 }
 

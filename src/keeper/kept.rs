@@ -189,7 +189,8 @@ impl<T: ClaimLease> Kept<T> {
 
     /// Stops keeping the claim without releasing it: the rows it still holds, as of the last
     /// renewal, for the caller to finish, release or hand to another keeper. Their lease runs
-    /// out from the last renewal unless it is renewed again.
+    /// out from the last renewal unless it is renewed again; the keeper releases them no more,
+    /// neither in a drain nor when it stops.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -210,8 +211,8 @@ impl<T: ClaimLease> Kept<T> {
     /// ```
     pub fn stop_keeping(mut self) -> HeldRows<T> {
         self.unattended = None;
-        self.state.stop_renewing();
-        HeldRows::new(self.table, self.state.claim().clone(), self.state.held())
+        let held = self.state.hand_back();
+        HeldRows::new(self.table, self.state.claim().clone(), held)
     }
 }
 

@@ -179,7 +179,8 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         let claims = self.claims_on(table);
         // The first renewal, here and now, of this claim alone: the lease is trusted from its
         // start, and a claim that cannot be renewed at all is the caller's error at once.
-        claims.renew(std::slice::from_ref(&state))?;
+        let sent = claims.renew(std::slice::from_ref(&state))?;
+        self.shared.tally.statements_sent(sent);
         lock(&claims.claims).push(Arc::clone(&state));
         Ok(Kept::new(table, state, claims))
     }
@@ -237,8 +238,9 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         self.shared.tally.snapshot().rounds
     }
 
-    /// How many renewal statements the keeper's rounds have sent: one per table and round,
-    /// however many claims it keeps there (one per 4,096 rows, past that many).
+    /// How many renewal statements the keeper has sent: one per table and round, however many
+    /// claims it keeps there (one per 4,096 rows, past that many), and each claim's first as it
+    /// is kept.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -284,10 +286,12 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// it instead, by a statement of its own, as its own release would; so is a claim that names
     /// a row another kept claim names too. Each claim's handle then says it was released.
     ///
-    /// The keeper goes on running, with nothing to keep until it is given more. A table whose
-    /// release fails is the error, after the other tables were drained: its claims are renewed no
-    /// more (the release may have committed without its answer arriving), so that their leases
-    /// run out unless a release gets through (dropping a handle tries once more).
+    /// The keeper goes on running, with nothing to keep until it is given more. A claim handed
+    /// back ([`Kept::stop_keeping`]) is the caller's, and left alone. A table that got no pool
+    /// connection keeps its claims kept, as before the drain; one whose release fails has its
+    /// claims renewed no more (the release may have committed without its answer arriving), so
+    /// that their leases run out unless a release gets through (dropping a handle tries once
+    /// more). Either is the error, after the other tables were drained.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");

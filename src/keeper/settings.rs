@@ -149,9 +149,14 @@ impl KeeperSettings {
     }
 
     /// The settings, or why they cannot keep a lease: a renewal must come well within the
-    /// trusted part of the lease, and a shortest hold must be a lease's length and no longer than
-    /// the longest.
+    /// trusted part of the lease, a longest hold must not be zero, and a shortest hold must be a
+    /// lease's length and no longer than the longest.
     pub(super) fn checked(self) -> Result<Self, Error> {
+        if self.at_most.is_some_and(|at_most| at_most.is_zero()) {
+            return Err(Error::InvalidSettings(
+                "a longest hold of zero keeps nothing".into(),
+            ));
+        }
         if let Some(at_least) = self.at_least {
             Lease::new(at_least).map_err(|out_of_range| {
                 Error::InvalidSettings(format!("a shortest hold: {out_of_range}"))

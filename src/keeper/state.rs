@@ -39,6 +39,8 @@ struct Inner<K> {
     trusted_until: Instant,
     /// Whether a renewal was ever confirmed: before that, nothing is trusted.
     confirmed: bool,
+    /// Handed back to the caller, who finishes, releases or keeps the rows elsewhere.
+    handed_back: bool,
     last_error: Option<String>,
     unconfirmed_told: bool,
 }
@@ -70,6 +72,7 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
                 release_outcome: None,
                 trusted_until: now,
                 confirmed: false,
+                handed_back: false,
                 last_error: None,
                 unconfirmed_told: false,
             }),
@@ -173,6 +176,24 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
         inner.held.len()
     }
 
+    /// The claim is handed back to the caller (`Kept::stop_keeping`): renewals stop, and no
+    /// release of the keeper's (a drain, its stop) may touch it any more. Waits for a statement
+    /// of the claim in flight; gives back the rows still held.
+    pub(super) fn hand_back(&self) -> Vec<K> {
+        let _statement = self.statement();
+        let mut inner = lock(&self.inner);
+        inner.renewing = false;
+        inner.handed_back = true;
+        inner.held.clone()
+    }
+
+    /// Whether the claim was released, or handed back to the caller: nothing for the keeper to
+    /// release.
+    pub(super) fn is_off_the_keepers_hands(&self) -> bool {
+        let inner = lock(&self.inner);
+        inner.release_outcome.is_some() || inner.handed_back
+    }
+
     /// The release ran and changed `released`: renewals stop, and nothing is held.
     pub(super) fn mark_released(&self, released: Vec<K>) {
         let mut inner = lock(&self.inner);
@@ -182,6 +203,7 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
     }
 
     /// What the release changed, if it ran.
+    #[cfg(test)]
     pub(super) fn release_outcome(&self) -> Option<Vec<K>> {
         lock(&self.inner).release_outcome.clone()
     }
@@ -474,6 +496,19 @@ mod tests {
         state.loss(clock.at(9_002));
         let stats = tally.snapshot();
         assert_eq!((stats.rows_taken_over, stats.rows_unconfirmed), (1, 2));
+        Ok(())
+    }
+
+    #[test]
+    fn a_claim_handed_back_is_renewed_and_released_by_the_keeper_no_more() -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings()?)?;
+        state.renewed(&[&1, &2, &3], clock.at(0));
+        assert!(!state.is_off_the_keepers_hands());
+        assert_eq!(state.hand_back(), [1, 2, 3], "the rows, for the caller");
+        assert!(state.is_off_the_keepers_hands());
+        assert!(!state.to_renew(clock.at(1)));
+        assert_eq!(state.release_outcome(), None, "handed back, not released");
         Ok(())
     }
 

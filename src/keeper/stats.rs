@@ -44,7 +44,8 @@ pub struct KeeperStats {
     pub late_rounds: u64,
     /// The latest any round started, past its time.
     pub most_late: Duration,
-    /// The renewal statements sent: one per table and round (and 4,096 rows).
+    /// The renewal statements sent: one per table and round (and 4,096 rows), and a claim's
+    /// first as it is kept.
     pub renewal_statements: u64,
     /// The renewals that could not be made (a database error, no pool connection in time):
     /// their claims' trust deadlines stood.
@@ -144,6 +145,11 @@ impl Tally {
         if statements > 0 {
             stats.last_round = Some(ended.saturating_duration_since(started));
         }
+    }
+
+    /// A renewal outside the rounds (a claim's first, as it is kept) sent `statements`.
+    pub(super) fn statements_sent(&self, statements: usize) {
+        self.stats().renewal_statements += statements as u64;
     }
 
     /// A renewal found `rows` rows still held; `margins` are how long the keeper would still have

@@ -18,7 +18,8 @@ impl LeaseDdl for Pg {
             "-- PostgreSQL: keep {claimed_at}, the one column a renewal writes, out of every index, so\n\
              -- that a renewal stays a HOT update, writing no index entry, while the row's page has\n\
              -- room. The fillfactor below leaves a tenth of each page for the new row versions that\n\
-             -- renewals write (rows written from now on; down.sql sets it back to 100): renewals of\n\
+             -- renewals write (rows written from now on; it replaces a fillfactor set before, and\n\
+             -- down.sql sets it back to the default, 100): renewals of\n\
              -- 100 rows in one statement stayed HOT 94% of the time at 90, 84% at 100.\n\
              -- table.health() reads the share. On a large table in use, build the index\n\
              -- CONCURRENTLY instead, outside a transaction (run_in_transaction = false in this\n\

@@ -26,7 +26,9 @@ use crate::Error;
 /// * MySQL/MariaDB: the server's history list length (`INNODB_METRICS`, else MariaDB's status
 ///   variable), the oldest open transaction of another session that keeps a read view
 ///   (`INNODB_TRX`) with its age by `UTC_TIMESTAMP(6)` (to the second, whatever the session's
-///   time zone), and the table's rows and free space (`information_schema.TABLES`). It needs the
+///   time zone), and the table's rows and free space (`information_schema.TABLES`: on MySQL 8,
+///   cached for `information_schema_stats_expiry`, a day by default, so that they may be that
+///   old; MariaDB reads them afresh). It needs the
 ///   `PROCESS` privilege. The server lists transactions afresh only once no one has read the list
 ///   for 0.1 s: a caller reading more often sees the same transactions.
 /// * SQLite: the write-ahead log's frames and those a **passive checkpoint** could not copy

@@ -75,8 +75,10 @@ impl<T: ClaimLease, Owners: Clone> OwnedRows<T, Owners> {
 /// row another statement holds locked, so that nothing they hold is left behind: `RETURNING`
 /// on PostgreSQL and SQLite; on MySQL/MariaDB a locking read of the rows' keys and the `UPDATE`,
 /// in a short READ COMMITTED transaction. Run it once the owner has stopped claiming (a claim it
-/// makes meanwhile may be released too). The owner names are compared by the column's collation:
-/// on MySQL/MariaDB a case-insensitive one takes `WORKER-1` for `worker-1`.
+/// makes meanwhile may be released too). It frees every row the owner holds, a row a keeper
+/// released within its shortest hold too (dated to outlive the hold, it still names its owner):
+/// a release by name ends a shortest hold. The owner names are compared by the column's
+/// collation: on MySQL/MariaDB a case-insensitive one takes `WORKER-1` for `worker-1`.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");

@@ -25,7 +25,10 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   quarters of it at least; then it claims again. So a holder that releases early is noticed
 ///   within the recheck interval, and a row held throughout costs 2 statements (the claim and the
 ///   read) per recheck: at most `2 × (2 + up_to / (¾ × interval))` in all, 8 per lease period
-///   with the default interval, and 4 more for the first and the last attempts. A row freed
+///   with the default interval, and 4 more for the first and the last attempts. (That bound
+///   holds while each reading leaves the holder at least ¾ of the interval: with an interval
+///   near the lease, or a holder renewed late in its lease, a pause ends as its lease frees, and
+///   there may be more.) A row freed
 ///   since its refusal is tried again after 15 to 20 ms, doubling. No such row, or a row the
 ///   claim's own filter does not take, ends the wait at once (2 statements): waiting cannot
 ///   help. (A row the filter refuses right after it was read held is tried once more: the

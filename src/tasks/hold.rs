@@ -47,8 +47,9 @@ impl Hold {
     }
 
     /// A run holds the lock at least `at_least`, by the database's clock: no longer than the
-    /// longest hold, and a lease's length (else the run is refused before anything is sent,
-    /// with [`crate::Error::InvalidSettings`]).
+    /// longest hold, and within the range of a [`Lease`](crate::Lease) (up to 30 days), though
+    /// it may be longer than the task locks' lease (else the run is refused before anything is
+    /// sent, with [`crate::Error::InvalidSettings`]).
     ///
     /// ```
     /// # use std::time::Duration;

@@ -215,7 +215,10 @@ impl<C: TaskConnection> TaskLocks<C> {
         let kept = C::keep_task(&keeper, &won).map_err(Error::from)?;
         // An error or a panic of the task drops `kept`, which releases the lock, or dates it
         // for the shortest hold, as the release below does.
-        let value = task(&RunningTask { name, kept: &kept })?;
+        let running = RunningTask { name, kept: &kept };
+        // A lock lost already (a longest hold past at its first renewal) runs nothing.
+        running.check()?;
+        let value = task(&running)?;
         self.finish(name, &kept)?;
         Ok(TaskRun::Ran(value))
     }

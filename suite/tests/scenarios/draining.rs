@@ -212,3 +212,27 @@ fn a_node_started_again_frees_at_once_what_its_earlier_lives_held_and_nothing_el
         "the new life takes the work up at once"
     );
 }
+
+#[test]
+fn a_claim_handed_back_is_the_callers_and_neither_a_drain_nor_the_keepers_stop_releases_it() {
+    let conn = &mut connection();
+    let ids = queued_jobs(conn, 2, "queued");
+    let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
+    let worker = Claim::new("worker-1").unwrap();
+    let keep = |ids: &[String]| {
+        keeper
+            .keep(claim_all(&mut connection(), ids, &worker, minute()))
+            .unwrap()
+    };
+
+    // Each handed back at once, before any round could see it: then drained, or the keeper
+    // stopped, at once.
+    let first = keep(&ids[..1]).stop_keeping();
+    assert_eq!(keeper.drain().unwrap().rows(), 0, "nothing of the caller's");
+    let second = keep(&ids[1..]).stop_keeping();
+    drop(keeper);
+
+    assert_eq!(held_among(&ids), 2, "both still held by the claim");
+    assert_eq!(first.release().run(conn).unwrap(), ids[..1]);
+    assert_eq!(second.release().run(conn).unwrap(), ids[1..]);
+}

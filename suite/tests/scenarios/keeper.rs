@@ -571,6 +571,7 @@ fn settings_that_cannot_keep_a_lease_are_refused_before_any_thread_starts() {
         KeeperSettings::new(lease).margin(Duration::from_secs(3)),
         KeeperSettings::new(lease).every(Duration::ZERO),
         KeeperSettings::new(lease).at_least(Duration::ZERO),
+        KeeperSettings::new(lease).at_most(Duration::ZERO),
         KeeperSettings::new(lease)
             .at_least(Duration::from_secs(61))
             .at_most(Duration::from_secs(60)),

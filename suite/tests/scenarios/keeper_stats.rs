@@ -7,11 +7,12 @@ fn a_keepers_stats_count_its_rounds_the_rows_it_renewed_and_the_rows_it_lost_by_
     let ids = held.keys().to_vec();
     let keeper = Keeper::start(backend::pool_of(2), fast(minute())).unwrap();
     let kept = keeper.keep(&held).unwrap();
-    assert_eq!(
-        keeper.stats().rows_renewed,
-        3,
-        "the keep's own renewal, before any round"
+    let kept_at = keeper.stats();
+    assert!(
+        kept_at.rows_renewed >= 3 && kept_at.rows_renewed % 3 == 0,
+        "the keep's own renewal of the three rows, and any round's since: {kept_at}"
     );
+    assert!(kept_at.renewal_statements >= 1, "{kept_at}");
     after_rounds(&keeper, 2);
 
     // An operator frees one row: the next renewal finds it lost.

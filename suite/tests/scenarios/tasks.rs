@@ -452,9 +452,11 @@ fn a_hold_no_keeper_keeps_a_bad_name_or_a_bad_node_is_refused_before_anything_is
 
     let longer_least_than_most =
         Hold::at_most(Duration::from_secs(60)).at_least(Duration::from_secs(120));
-    match run(&name, longer_least_than_most) {
-        Err(Error::Lease(LeaseError::InvalidSettings(_))) => {}
-        other => panic!("expected invalid settings, got {other:?}"),
+    for bad_hold in [longer_least_than_most, Hold::at_most(Duration::ZERO)] {
+        match run(&name, bad_hold) {
+            Err(Error::Lease(LeaseError::InvalidSettings(_))) => {}
+            other => panic!("{bad_hold:?}: expected invalid settings, got {other:?}"),
+        }
     }
     for bad in ["", " padded", "a\tb", &"x".repeat(256)] {
         assert!(
