@@ -117,6 +117,17 @@ impl Kind {
         }
     }
 
+    /// Microseconds from the Unix epoch to `at` (a UTC timestamp of the backend's), as a BIGINT.
+    pub fn epoch_micros(self, at: &str) -> String {
+        match self {
+            Kind::Postgres => format!("CAST(EXTRACT(EPOCH FROM {at}) * 1000000 AS BIGINT)"),
+            Kind::Mysql => format!("TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {at})"),
+            Kind::Sqlite => {
+                format!("CAST(ROUND((julianday({at}) - 2440587.5) * 86400000) AS INTEGER) * 1000")
+            }
+        }
+    }
+
     fn text(self, value: &str) -> String {
         match self {
             Kind::Mysql => format!("CAST({value} AS CHAR)"),

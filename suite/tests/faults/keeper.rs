@@ -482,11 +482,6 @@ where
     Ok(())
 }
 
-/// Microseconds since the epoch of `expression`, on PostgreSQL.
-fn epoch_micros(expression: &str) -> String {
-    format!("CAST(EXTRACT(EPOCH FROM {expression}) * 1000000 AS BIGINT)")
-}
-
 /// (b) A throwaway PostgreSQL stopped for longer than the lease while the keeper keeps rows: the
 /// loss is reported before the lease can have run out by the database's clock; then restarted
 /// quickly: renewals resume or the loss is reported, and no "held" is false.
@@ -511,7 +506,7 @@ fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
     let reported = witness
         .number(&format!(
             "SELECT {} AS n",
-            epoch_micros("clock_timestamp()")
+            Kind::Postgres.epoch_micros("clock_timestamp()")
         ))
         .map_err(|e| format!("the witness's clock: {e}"))?
         .unwrap_or(0);
@@ -532,7 +527,7 @@ fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
         .number(&format!(
             "SELECT {} AS n FROM fault_claims WHERE tbl = 'fault_jobs' AND token = '{token}' \
              AND at < pg_postmaster_start_time()",
-            epoch_micros("MAX(at)")
+            Kind::Postgres.epoch_micros("MAX(at)")
         ))
         .map_err(|e| format!("the last renewal: {e}"))?
         .unwrap_or(0);

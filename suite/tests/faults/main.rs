@@ -1,7 +1,7 @@
 //! The fault suite of `docs/reliability.md`: worker processes SIGKILLed, clocks skewed, a
 //! PostgreSQL server restarted and crashed, a Galera cluster with a node killed, the keeper
 //! under faults, PgBouncer in transaction mode, nodes killed and started again under their
-//! names; each scenario bounded in time and on loopback.
+//! names, a server whose packets are dropped; each scenario bounded in time and on loopback.
 //! Every outcome is counted in the database, never in the workers' logs.
 //!
 //! ```text
@@ -27,12 +27,14 @@ mod fleet;
 mod galera;
 mod keeper;
 mod killed;
+mod partition;
 mod pgbouncer;
 mod queue;
 mod report;
 mod restarted;
 mod restarts;
 mod skewed;
+mod unanswered;
 
 use db::Kind;
 use report::Outcome;
@@ -51,9 +53,9 @@ macro_rules! on_backend {
 type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
-/// backend. The restarts and the keeper's stopped server bring their own PostgreSQL, Galera
-/// its own cluster; the restarts, Galera and PgBouncer run once.
-const SCENARIOS: [(&str, Run); 8] = [
+/// backend. The restarts, the keeper's stopped server and the partition bring their own
+/// PostgreSQL, Galera its own cluster; the restarts, Galera and PgBouncer run once.
+const SCENARIOS: [(&str, Run); 9] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -71,6 +73,9 @@ const SCENARIOS: [(&str, Run); 8] = [
     ("pgbouncer", |_, _, outcome| pgbouncer::run(outcome)),
     ("restarted", |kind, url, outcome| {
         on_backend!(kind, restarted::run(url, outcome))
+    }),
+    ("unanswered", |kind, url, outcome| {
+        on_backend!(kind, unanswered::run(url, outcome))
     }),
 ];
 
