@@ -234,6 +234,11 @@ impl Fleet {
         }
     }
 
+    /// The process ids of the workers running now.
+    pub fn pids(&self) -> Vec<u32> {
+        self.slots.iter().map(|worker| worker.child.id()).collect()
+    }
+
     /// Whether every worker has exited.
     pub fn all_exited(&mut self) -> bool {
         self.slots

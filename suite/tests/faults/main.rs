@@ -34,6 +34,7 @@ mod report;
 mod restarted;
 mod restarts;
 mod skewed;
+mod soak;
 mod unanswered;
 
 use db::Kind;
@@ -55,7 +56,7 @@ type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
 /// backend. The restarts, the keeper's stopped server and the partition bring their own
 /// PostgreSQL, Galera its own cluster; the restarts, Galera and PgBouncer run once.
-const SCENARIOS: [(&str, Run); 9] = [
+const SCENARIOS: [(&str, Run); 10] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -76,6 +77,10 @@ const SCENARIOS: [(&str, Run); 9] = [
     }),
     ("unanswered", |kind, url, outcome| {
         on_backend!(kind, unanswered::run(url, outcome))
+    }),
+    // Run by hand only (.ci/soak): named in LEASE_FAULTS_ONLY.
+    ("soak", |kind, url, outcome| {
+        on_backend!(kind, soak::run(url, outcome))
     }),
 ];
 
@@ -98,15 +103,16 @@ fn main() -> ExitCode {
     let only = std::env::var("LEASE_FAULTS_ONLY").unwrap_or_default();
     let mut failed = false;
     for (name, run) in SCENARIOS {
-        if !only.is_empty() && !only.split(',').any(|chosen| chosen.trim() == name) {
+        let named = only.split(',').any(|chosen| chosen.trim() == name);
+        if (!only.is_empty() || name == "soak") && !named {
             continue;
         }
         println!("== {name}");
         let scenario_started = timer();
-        // The restarts bring their own server, and PgBouncer is PostgreSQL's: they run once,
+        // The restarts and the soak bring their own server, and PgBouncer is PostgreSQL's: they run once,
         // not per backend.
         let on: Vec<&(Kind, String)> = match name {
-            "restarts" | "pgbouncer" => backends
+            "restarts" | "pgbouncer" | "soak" => backends
                 .iter()
                 .filter(|(kind, _)| *kind == Kind::Postgres)
                 .take(1)
@@ -201,7 +207,9 @@ fn worker_main(spec: &str) -> ExitCode {
     };
     let url = std::env::var(fleet::URL).unwrap_or_default();
     db::set_pooling(std::env::var(db::POOLING_ENV).as_deref() == Ok("1"));
-    if role.starts_with(fleet::NODE) {
+    if role.starts_with(soak::ROLE) {
+        on_backend!(kind, soak::work(&url, name, role))
+    } else if role.starts_with(fleet::NODE) {
         on_backend!(kind, restarted::work(&url, name, role))
     } else if role.starts_with("queue") {
         on_backend!(kind, queue::work(&url, name, role))
