@@ -66,6 +66,7 @@
 pub mod agent;
 pub mod backend;
 mod claim;
+mod claim_index;
 pub mod dsl;
 mod error;
 mod events;
@@ -99,6 +100,7 @@ pub mod pg;
 pub mod sqlite;
 
 pub use claim::{check_text, Claim};
+pub use claim_index::ClaimIndex;
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{

@@ -2,8 +2,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::backend::LeaseDdl;
-
-use crate::Error;
+use crate::{ClaimIndex, Error};
 
 /// The fence's type on every backend: a claim counter that starts at 0.
 const FENCE_TYPE: &str = "BIGINT NOT NULL DEFAULT 0";
@@ -40,6 +39,7 @@ pub struct LeaseColumns {
     claim_token: String,
     claimed_at: String,
     fence: Option<String>,
+    claim_index: Option<ClaimIndex>,
 }
 
 impl LeaseColumns {
@@ -59,6 +59,7 @@ impl LeaseColumns {
             claim_token: "claim_token".to_owned(),
             claimed_at: "claimed_at".to_owned(),
             fence: None,
+            claim_index: None,
         }
     }
 
@@ -128,6 +129,31 @@ impl LeaseColumns {
         }
     }
 
+    /// Adds the index a claim needs ([`ClaimIndex`]), named `<table>_claimable_idx`, to the
+    /// migration: claims that filter on a status and order by a key then read only the rows they
+    /// can claim, whatever number of finished rows the table keeps.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// use diesel_lease::{ClaimIndex, LeaseColumns};
+    ///
+    /// let columns = LeaseColumns::new("jobs").claim_index(ClaimIndex::rows_where("status", "queued"));
+    /// let up = columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().to_owned();
+    /// assert!(up.contains(r#"ON "jobs" ("id") WHERE "status" = 'queued';"#));
+    /// assert!(LeaseColumns::new("jobs")
+    ///     .claim_index(ClaimIndex::rows_where("status", "it's queued"))
+    ///     .migration::<diesel::sqlite::Sqlite>()
+    ///     .is_err());
+    /// # }
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn claim_index(self, index: ClaimIndex) -> Self {
+        Self {
+            claim_index: Some(index),
+            ..self
+        }
+    }
+
     /// The migration that adds the lease columns and the token's index on backend `DB`, and
     /// drops them again.
     ///
@@ -155,7 +181,8 @@ impl LeaseColumns {
     /// ```
     pub fn migration<DB: LeaseDdl>(&self) -> Result<LeaseMigration, Error> {
         let index = format!("{}_{}_idx", self.table, self.claim_token);
-        self.check(&index)?;
+        let claim_index = format!("{}_claimable_idx", self.table);
+        self.check(&index, &claim_index)?;
         let quoted = |name: &str| format!("{quote}{name}{quote}", quote = DB::QUOTE);
         let table = quoted(&self.table);
         let mut columns = vec![
@@ -173,8 +200,15 @@ impl LeaseColumns {
             .rev()
             .map(|(name, _)| format!("DROP COLUMN {}", quoted(name)))
             .collect();
+        let (create_claim_index, drop_claim_index) = match &self.claim_index {
+            Some(claim) => (
+                claim.create::<DB>(&quoted(&claim_index), &table)?,
+                Some(quoted(&claim_index)),
+            ),
+            None => (String::new(), None),
+        };
         let up = format!(
-            "{}{}{}{}CREATE INDEX {} ON {table} ({});\n",
+            "{}{}{}{}CREATE INDEX {} ON {table} ({});\n{create_claim_index}",
             self.header(&table),
             DB::advice(&table, &quoted(&self.claimed_at)),
             alter::<DB>(&table, &adds),
@@ -188,9 +222,13 @@ impl LeaseColumns {
         } else {
             String::new()
         };
+        let drop_indexes: String = drop_claim_index
+            .iter()
+            .chain([&quoted(&index)])
+            .map(|index| format!("DROP INDEX {index}{on_table};\n"))
+            .collect();
         let down = format!(
-            "DROP INDEX {}{on_table};\n{}{}",
-            quoted(&index),
+            "{drop_indexes}{}{}",
             alter::<DB>(&table, &drops),
             DB::storage_reset(&table),
         );
@@ -198,7 +236,7 @@ impl LeaseColumns {
     }
 
     /// Every name is a plain identifier, and the columns' are distinct.
-    fn check(&self, index: &str) -> Result<(), Error> {
+    fn check(&self, index: &str, claim_index: &str) -> Result<(), Error> {
         let mut columns = vec![
             ("owner", &self.owner),
             ("claim_token", &self.claim_token),
@@ -218,6 +256,13 @@ impl LeaseColumns {
                     "{role} and {other} are both named {name:?}: each lease column needs its own"
                 )));
             }
+        }
+        if let Some(claim) = &self.claim_index {
+            for (role, name) in claim.names() {
+                check_identifier(role, name)?;
+            }
+            claim.checked_value()?;
+            check_identifier("claim index", claim_index)?;
         }
         check_identifier("token index", index)
     }
@@ -243,8 +288,15 @@ impl LeaseColumns {
         format!(
             "-- The lease columns of {table}, for diesel-lease: a row whose claim token is NULL is free.\n\
              -- Name them in Rust with: diesel_lease::claim_lease!({}{roles});\n\
-             -- Index the token: every renewal and release finds its rows by it.\n",
-            self.table
+             -- Index the token: every renewal and release finds its rows by it.\n{}",
+            self.table,
+            self.claim_index.as_ref().map_or(String::new(), |_| {
+                "-- The claim index: a claim that filters on its column and value and orders by its key reads\n\
+                 -- only those rows, however many finished rows the table keeps (put the rows of claims that\n\
+                 -- ran out back to that value with a reap). A claim or finish that changes the column writes\n\
+                 -- the index; a renewal, which writes the claimed_at column only, does not.\n"
+                    .to_owned()
+            })
         )
     }
 }

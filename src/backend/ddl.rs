@@ -84,6 +84,23 @@ pub trait LeaseDdl: Backend {
     /// ```
     fn advice(table: &str, claimed_at: &str) -> String;
 
+    /// The statement that creates the index a claim of the rows where `column = 'value'` in the
+    /// order of `key` needs ([`ClaimIndex`](crate::ClaimIndex)), given the quoted names of the
+    /// index, the table, the key and the column, and the value as it is: a partial index on the
+    /// key over those rows; on MySQL/MariaDB, which has none, an index on the column and then
+    /// the key.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// # use diesel_lease::backend::LeaseDdl;
+    /// let create = <diesel::sqlite::Sqlite as LeaseDdl>::claim_index("\"i\"", "\"jobs\"", "\"id\"", "\"status\"", "queued");
+    /// assert_eq!(create, "CREATE INDEX \"i\" ON \"jobs\" (\"id\") WHERE \"status\" = 'queued';\n");
+    /// # }
+    /// ```
+    fn claim_index(index: &str, table: &str, key: &str, column: &str, value: &str) -> String {
+        format!("CREATE INDEX {index} ON {table} ({key}) WHERE {column} = '{value}';\n")
+    }
+
     /// The storage settings a lease table gets, as SQL statements for `up.sql`, given the
     /// table's quoted name: PostgreSQL's fillfactor, which leaves room on each page for the row
     /// versions renewals write; none elsewhere.

@@ -13,6 +13,12 @@ impl LeaseDdl for Mysql {
     const ONE_COLUMN_PER_ALTER: bool = false;
     const DROP_INDEX_NAMES_TABLE: bool = true;
 
+    /// No partial indexes: the column leads, so that its rows of the value are one range in
+    /// the key's order.
+    fn claim_index(index: &str, table: &str, key: &str, column: &str, _value: &str) -> String {
+        format!("CREATE INDEX {index} ON {table} ({column}, {key});\n")
+    }
+
     fn advice(_table: &str, claimed_at: &str) -> String {
         format!(
             "-- MySQL/MariaDB: owner and token have a binary collation, so that they compare exactly\n\

@@ -36,6 +36,7 @@ use diesel_lease::backend::LeaseBackend;
 mod backend;
 mod batch;
 mod contention;
+mod growth;
 mod holders;
 mod keeper;
 mod measure;
@@ -79,6 +80,22 @@ diesel::table! {
 }
 
 diesel_lease::claim_lease!(bench_kept);
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    /// The queue of measurement 11: most of its jobs done and kept, as real queues keep them.
+    bench_growth (id) {
+        id -> BigInt,
+        status -> Text,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+diesel_lease::claim_lease!(bench_growth);
 
 /// A row of `bench_leases`, read by the library (`Queryable`) and by `sql_query` (`QueryableByName`).
 #[derive(Debug, Queryable, QueryableByName)]
@@ -332,11 +349,17 @@ fn run() -> Res<()> {
         if options.runs(pooler::SECTION) {
             pooler::run(url, &options, &mut results)?;
         }
+        if options.runs(growth::SECTION) {
+            growth::run::<backend::Pg>(url, &options.plan, &mut results)?;
+        }
     }
     if let Some(url) = &mysql_url {
         suite::run::<backend::Mysql>(url, &options, &mut results)?;
         if options.runs(batch::SECTION) {
             batch::mysql::run(url, &options, &mut results)?;
+        }
+        if options.runs(growth::SECTION) {
+            growth::run::<backend::Mysql>(url, &options.plan, &mut results)?;
         }
     }
     let sqlite_path = std::env::temp_dir().join(format!("bench-lease-{}.db", std::process::id()));
@@ -344,10 +367,12 @@ fn run() -> Res<()> {
     let sqlite =
         suite::run::<backend::Sqlite>(&sqlite_url, &options, &mut results).and_then(|()| {
             if options.runs(batch::SECTION) {
-                batch::sqlite::run(&sqlite_url, &options, &mut results)
-            } else {
-                Ok(())
+                batch::sqlite::run(&sqlite_url, &options, &mut results)?;
             }
+            if options.runs(growth::SECTION) {
+                growth::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;
+            }
+            Ok(())
         });
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{sqlite_url}{suffix}"));

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 10] = [
+pub const SECTIONS: [(u32, &str); 11] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -36,6 +36,10 @@ pub const SECTIONS: [(u32, &str); 10] = [
     (
         crate::pooler::SECTION,
         "Behind a transaction pooler: the claim cycle without the statement cache, and through PgBouncer",
+    ),
+    (
+        crate::growth::SECTION,
+        "Growth: queues of 10,000, 100,000 and 1,000,000 jobs, 90% of them done",
     ),
 ];
 

@@ -5,18 +5,22 @@
 //! cargo run --example lease_columns -- --backend sqlite --table jobs
 //! cargo run --example lease_columns --features postgres -- --backend postgres --table jobs \
 //!     --owner worker --claim-token lease_token --claimed-at leased_at --fence fence --out migrations
+//! cargo run --example lease_columns -- --backend sqlite --table jobs --claim-index status=queued:id
 //! ```
+//!
+//! `--claim-index COLUMN=VALUE[:KEY]` adds the index a claim of the rows where COLUMN holds
+//! VALUE, in the order of KEY (`id` unless named), needs (`diesel_lease::ClaimIndex`).
 //!
 //! The backend's Cargo feature must be on. Without `--name`, the migration is named as
 //! `diesel migration generate` names one: `YYYY-MM-DD-HHMMSS_lease_columns_<table>`.
 use std::process::ExitCode;
 
 use diesel_lease::backend::LeaseDdl;
-use diesel_lease::LeaseColumns;
+use diesel_lease::{ClaimIndex, LeaseColumns};
 
 const USAGE: &str = "usage: lease_columns --backend postgres|mysql|sqlite --table TABLE \
     [--owner COLUMN] [--claim-token COLUMN] [--claimed-at COLUMN] [--fence COLUMN] \
-    [--out DIR (migrations)] [--name NAME]";
+    [--claim-index COLUMN=VALUE[:KEY]] [--out DIR (migrations)] [--name NAME]";
 
 /// What the command line asks for.
 struct Args {
@@ -28,7 +32,8 @@ struct Args {
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut backend, mut table, mut out, mut name) = (None, None, None, None);
+    let (mut backend, mut table, mut out, mut name, mut claim_index) =
+        (None, None, None, None, None);
     let mut renames: Vec<(String, String)> = Vec::new();
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -37,6 +42,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--table" => table = Some(value),
             "--out" => out = Some(value),
             "--name" => name = Some(value),
+            "--claim-index" => claim_index = Some(claim_index_of(&value)?),
             "--owner" | "--claim-token" | "--claimed-at" | "--fence" => renames.push((flag, value)),
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -52,12 +58,27 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 _ => columns.fence(column),
             },
         );
+    let columns = match claim_index {
+        Some(index) => columns.claim_index(index),
+        None => columns,
+    };
     Ok(Args {
         backend: backend.ok_or("--backend is required")?,
         table,
         columns,
         out: out.unwrap_or_else(|| "migrations".to_owned()),
         name,
+    })
+}
+
+/// `COLUMN=VALUE[:KEY]`.
+fn claim_index_of(spec: &str) -> Result<ClaimIndex, String> {
+    let (column, rest) = spec
+        .split_once('=')
+        .ok_or("--claim-index wants COLUMN=VALUE[:KEY]")?;
+    Ok(match rest.split_once(':') {
+        Some((value, key)) => ClaimIndex::rows_where(column, value).in_order_of(key),
+        None => ClaimIndex::rows_where(column, rest),
     })
 }
 

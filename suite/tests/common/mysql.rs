@@ -92,6 +92,14 @@ struct Value {
     value: String,
 }
 
+/// A statement's plan: the prefix that asks for it, and the text columns of its answer that
+/// name the indexes it reads.
+pub const EXPLAIN: &str = "EXPLAIN";
+pub const PLAN_COLUMNS: &[&str] = &["table", "type", "key", "Extra"];
+
+/// Fresh statistics of a table, its name after the prefix.
+pub const ANALYZE: &str = "ANALYZE TABLE";
+
 /// What the catalog says an index covers, by the index's name (bound): its columns in order.
 pub const INDEX_DEFINITION: &str =
     "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) AS definition \

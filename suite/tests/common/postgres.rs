@@ -43,6 +43,14 @@ pub fn waits_for_a_lock(conn: &mut Conn, pid: i32) {
     });
 }
 
+/// A statement's plan: the prefix that asks for it, and the text columns of its answer that
+/// name the indexes it reads.
+pub const EXPLAIN: &str = "EXPLAIN";
+pub const PLAN_COLUMNS: &[&str] = &["QUERY PLAN"];
+
+/// Fresh statistics of a table, its name after the prefix.
+pub const ANALYZE: &str = "ANALYZE";
+
 /// What the catalog says an index covers, by the index's name (bound): its definition.
 pub const INDEX_DEFINITION: &str =
     "SELECT indexdef AS definition FROM pg_indexes WHERE indexname = $1";

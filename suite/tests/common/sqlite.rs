@@ -99,6 +99,14 @@ pub fn earlier(column: &str, secs: u32) -> String {
     format!("strftime('%Y-%m-%d %H:%M:%f', {column}, '-{secs} seconds')")
 }
 
+/// A statement's plan: the prefix that asks for it, and the text columns of its answer that
+/// name the indexes it reads.
+pub const EXPLAIN: &str = "EXPLAIN QUERY PLAN";
+pub const PLAN_COLUMNS: &[&str] = &["detail"];
+
+/// Fresh statistics of a table, its name after the prefix.
+pub const ANALYZE: &str = "ANALYZE";
+
 /// What the catalog says an index covers, by the index's name (bound): its definition.
 pub const INDEX_DEFINITION: &str =
     "SELECT sql AS definition FROM sqlite_master WHERE type = 'index' AND name = ?";

@@ -8,7 +8,7 @@ use diesel::migration::{Migration, MigrationSource};
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
 use diesel_lease::sql::MicrosSince;
-use diesel_lease::{Error, LeaseColumns};
+use diesel_lease::{ClaimIndex, Error, LeaseColumns};
 use diesel_migrations::FileBasedMigrations;
 
 use crate::common::unique_id;
@@ -52,6 +52,40 @@ diesel::table! {
 }
 
 diesel_lease::claim_lease!(ddl_tasks);
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use diesel_lease::sql_types::UtcTimestamp;
+
+    ddl_queue (id) {
+        id -> BigInt,
+        status -> Text,
+        owner -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
+        claimed_at -> Nullable<UtcTimestamp>,
+    }
+}
+
+diesel_lease::claim_lease!(ddl_queue);
+
+/// A line of a plan: the backend's [`backend::PLAN_COLUMNS`] that are not NULL.
+struct PlanLine(String);
+
+impl QueryableByName<Backend> for PlanLine {
+    fn build<'a>(
+        row: &impl diesel::row::NamedRow<'a, Backend>,
+    ) -> diesel::deserialize::Result<Self> {
+        let mut parts = Vec::new();
+        for column in backend::PLAN_COLUMNS {
+            let value = diesel::row::NamedRow::get::<
+                diesel::sql_types::Nullable<diesel::sql_types::Text>,
+                Option<String>,
+            >(row, column)?;
+            parts.extend(value);
+        }
+        Ok(PlanLine(parts.join(" ")))
+    }
+}
 
 /// What the catalog says index `name` covers (its definition, or its columns), if it exists.
 fn index_definition(conn: &mut backend::Conn, name: &str) -> Option<String> {
@@ -306,4 +340,90 @@ fn a_bad_migration_name_or_an_existing_migration_writes_nothing() {
         "never overwritten"
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_claim_index_is_the_one_a_claim_of_queued_rows_in_key_order_reads() {
+    let mut conn = plain_table("ddl_queue");
+    let conn = &mut *conn;
+    // 20,000 jobs, the oldest 90% of them done and kept, as a queue keeps them.
+    let values: Vec<String> = (4..=20_000)
+        .map(|id| format!("({id}, '{}')", if id <= 18_000 { "done" } else { "queued" }))
+        .collect();
+    conn.batch_execute(&format!(
+        "UPDATE ddl_queue SET status = 'done'; INSERT INTO ddl_queue (id, status) VALUES {}",
+        values.join(", ")
+    ))
+    .unwrap();
+    let columns =
+        LeaseColumns::new("ddl_queue").claim_index(ClaimIndex::rows_where("status", "queued"));
+    let (migration, dir) = written(&columns);
+    migration.run(conn).expect("up.sql");
+    let index = index_definition(conn, "ddl_queue_claimable_idx").expect("up.sql made it");
+    assert!(
+        index.contains("status") && index.contains("id"),
+        "on the key, over the queued rows: {index}"
+    );
+    conn.batch_execute(&format!("{} ddl_queue", backend::ANALYZE))
+        .unwrap();
+
+    // The read a claim of queued rows in key order makes of its candidates.
+    let plan: Vec<String> = diesel::sql_query(format!(
+        "{} SELECT id FROM ddl_queue WHERE status = 'queued' \
+         AND (claim_token IS NULL OR claimed_at IS NULL) ORDER BY id LIMIT 10",
+        backend::EXPLAIN
+    ))
+    .load::<PlanLine>(conn)
+    .unwrap()
+    .into_iter()
+    .map(|line| line.0)
+    .collect();
+    assert!(
+        plan.iter()
+            .any(|line| line.contains("ddl_queue_claimable_idx")),
+        "the claim's read goes through the claim index: {plan:?}"
+    );
+    let batch = ddl_queue::table
+        .claim_batch(10, minute())
+        .by(&Claim::new("worker").unwrap())
+        .filter(ddl_queue::status.eq("queued"))
+        .order_by(ddl_queue::id)
+        .set(ddl_queue::status.eq("running"))
+        .returning(ddl_queue::id)
+        .run::<i64>(conn)
+        .unwrap();
+    let mut claimed = batch.keys().to_vec();
+    claimed.sort();
+    assert_eq!(
+        claimed,
+        (18_001..=18_010).collect::<Vec<_>>(),
+        "the first queued jobs"
+    );
+
+    migration.revert(conn).expect("down.sql");
+    assert_eq!(
+        index_definition(conn, "ddl_queue_claimable_idx"),
+        None,
+        "down.sql dropped it"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_claim_index_of_names_or_a_value_that_are_not_plain_is_refused() {
+    for index in [
+        ClaimIndex::rows_where("status", "it's"),
+        ClaimIndex::rows_where("status", "back\\slash"),
+        ClaimIndex::rows_where("status", ""),
+        ClaimIndex::rows_where("sta tus", "queued"),
+        ClaimIndex::rows_where("status", "queued").in_order_of("id; DROP TABLE x"),
+    ] {
+        let refused = LeaseColumns::new("ddl_queue")
+            .claim_index(index.clone())
+            .migration::<Backend>();
+        assert!(
+            matches!(refused, Err(Error::InvalidIdentifier(_))),
+            "{index:?}: {refused:?}"
+        );
+    }
 }

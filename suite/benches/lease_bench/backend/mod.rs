@@ -39,6 +39,16 @@ pub trait Backend: 'static {
     const DDL: &'static str;
     /// `bench_kept`, the table of measurement 9.
     const KEPT_DDL: &'static str;
+    /// `bench_growth`, the queue of measurement 11, and its indexes: the token's, and the one
+    /// a claim of queued jobs in key order needs (README, "The index a claim needs").
+    const GROWTH_DDL: &'static [&'static str];
+    /// After `bench_growth` is filled: fresh statistics, so that the planner knows its size,
+    /// and the fill's writes flushed, so that they do not slow what is measured next.
+    const GROWTH_SETTLE: &'static [&'static str];
+    /// The plan of a statement: the prefix that asks for it, and the columns of its answer
+    /// that say which index it reads.
+    const EXPLAIN: &'static str;
+    const PLAN_COLUMNS: &'static [&'static str];
     const CLAIM: &'static str;
     /// The claim's row read back by key and token, where the claim has no `RETURNING`.
     const READ_BACK: Option<&'static str>;
@@ -94,6 +104,13 @@ pub trait Ops: Backend {
     /// tables without rows of the benchmark's.
     fn setup(conn: &mut Self::Conn) -> Res<()>;
     fn teardown(conn: &mut Self::Conn) -> Res<()>;
+    /// `bench_growth` anew: `rows` jobs, the first `done` of them done, the rest queued.
+    fn growth_setup(conn: &mut Self::Conn, rows: i64, done: i64) -> Res<()>;
+    /// One claim of up to `batch` queued jobs of `bench_growth` in key order, and their finish
+    /// that puts them back in the queue: the jobs it claimed.
+    fn growth_cycle(conn: &mut Self::Conn, batch: usize, lease: Lease) -> Res<usize>;
+    /// The plan of the claim's read of its candidates, one line a step.
+    fn growth_plan(conn: &mut Self::Conn) -> Res<String>;
     /// Frees rows 1..=32.
     fn free_rows(conn: &mut Self::Conn) -> Res<()>;
     /// The value of each of [`Backend::SETTINGS`].

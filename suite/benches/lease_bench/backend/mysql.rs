@@ -17,6 +17,17 @@ impl Backend for Mysql {
     const KEPT_DDL: &str = "CREATE TABLE bench_kept (id BIGINT PRIMARY KEY, owner VARCHAR(255), \
         claim_token VARCHAR(255), claimed_at DATETIME(6), \
         INDEX bench_kept_token (claim_token)) ENGINE = InnoDB";
+    const GROWTH_DDL: &[&str] = &[
+        "CREATE TABLE bench_growth (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
+         owner VARCHAR(255), claim_token VARCHAR(255) COLLATE utf8mb4_bin, \
+         claimed_at DATETIME(6)) ENGINE = InnoDB",
+        "CREATE INDEX bench_growth_token ON bench_growth (claim_token)",
+        // No partial indexes: the status leads, so that the queued rows are one range in key order.
+        "CREATE INDEX bench_growth_claimable ON bench_growth (status, id)",
+    ];
+    const GROWTH_SETTLE: &[&str] = &["ANALYZE TABLE bench_growth"];
+    const PLAN_COLUMNS: &[&str] = &["table", "type", "key", "Extra"];
+    const EXPLAIN: &str = "EXPLAIN";
     const DDL: &str =
         "CREATE TABLE bench_leases (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
         owner VARCHAR(255), claim_token VARCHAR(255), claimed_at DATETIME(6), \

@@ -9,7 +9,8 @@ use diesel_lease::{Keeper, Kept};
 use crate::backend::{Backend, Ops};
 use crate::suite::HOT;
 use crate::{
-    bench_kept, bench_leases, check, hand_statement, read_one, Bind, LeaseRow, PreparedSql, Res,
+    bench_growth, bench_kept, bench_leases, check, hand_statement, read_one, Bind, LeaseRow,
+    PreparedSql, Res,
 };
 
 hand_statement!(HandClaim, <B as Backend>::CLAIM);
@@ -33,6 +34,25 @@ hand_statement!(
 struct Count {
     #[diesel(sql_type = BigInt)]
     n: i64,
+}
+
+/// A line of a plan: the columns of [`Backend::PLAN_COLUMNS`] that are not NULL, joined.
+struct PlanLine(String);
+
+impl QueryableByName<<Conn as Connection>::Backend> for PlanLine {
+    fn build<'a>(
+        row: &impl diesel::row::NamedRow<'a, <Conn as Connection>::Backend>,
+    ) -> diesel::deserialize::Result<Self> {
+        let mut parts = Vec::new();
+        for column in B::PLAN_COLUMNS {
+            let value = diesel::row::NamedRow::get::<
+                diesel::sql_types::Nullable<Text>,
+                Option<String>,
+            >(row, column)?;
+            parts.extend(value.map(|value| format!("{column}: {value}")));
+        }
+        Ok(PlanLine(parts.join(", ")))
+    }
 }
 
 #[derive(QueryableByName)]
@@ -413,6 +433,72 @@ impl Ops for B {
         )
         .get_result::<Count>(conn)?
         .n)
+    }
+
+    fn growth_setup(conn: &mut Conn, rows: i64, done: i64) -> Res<()> {
+        diesel::sql_query("DROP TABLE IF EXISTS bench_growth").execute(conn)?;
+        diesel::sql_query(B::GROWTH_DDL[0]).execute(conn)?;
+        let ids: Vec<i64> = (1..=rows).collect();
+        conn.transaction(|conn| {
+            for chunk in ids.chunks(1_000) {
+                let values: Vec<String> = chunk
+                    .iter()
+                    .map(|id| format!("({id}, '{}')", if *id <= done { "done" } else { "queued" }))
+                    .collect();
+                diesel::sql_query(format!(
+                    "INSERT INTO bench_growth (id, status) VALUES {}",
+                    values.join(", ")
+                ))
+                .execute(conn)?;
+            }
+            Ok::<_, diesel::result::Error>(())
+        })?;
+        // The indexes after the rows, as a table of this size would be built.
+        for ddl in &B::GROWTH_DDL[1..] {
+            diesel::sql_query(*ddl).execute(conn)?;
+        }
+        for settle in B::GROWTH_SETTLE {
+            diesel::sql_query(*settle).execute(conn)?;
+        }
+        Ok(())
+    }
+
+    fn growth_cycle(conn: &mut Conn, batch: usize, lease: Lease) -> Res<usize> {
+        let t = bench_growth::table;
+        let claimed = t
+            .claim_batch(batch, lease)
+            .by(&Claim::new(crate::suite::OWNER)?)
+            .filter(bench_growth::status.eq("queued"))
+            .order_by(bench_growth::id)
+            .set(bench_growth::status.eq("running"))
+            .returning(bench_growth::id)
+            .run::<i64>(conn)?;
+        if claimed.is_empty() {
+            return Ok(0);
+        }
+        let finished = claimed
+            .release()
+            .set(bench_growth::status.eq("queued"))
+            .run(conn)?;
+        check(
+            finished.len() == claimed.len(),
+            "a finish found its job taken",
+        )?;
+        Ok(finished.len())
+    }
+
+    fn growth_plan(conn: &mut Conn) -> Res<String> {
+        let lines = diesel::sql_query(format!(
+            "{} SELECT id FROM bench_growth WHERE status = 'queued' \
+             AND (claim_token IS NULL OR claimed_at IS NULL) ORDER BY id LIMIT 10",
+            B::EXPLAIN
+        ))
+        .load::<PlanLine>(conn)?;
+        Ok(lines
+            .into_iter()
+            .map(|line| line.0)
+            .collect::<Vec<_>>()
+            .join("\n"))
     }
 
     fn kept_setup(conn: &mut Conn, rows: i64) -> Res<()> {

@@ -16,6 +16,15 @@ impl Backend for Pg {
     const DEFAULT_PORT: u16 = 5432;
     const KEPT_DDL: &str = "CREATE TABLE bench_kept (id BIGINT PRIMARY KEY, owner VARCHAR(255), \
         claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)";
+    const GROWTH_DDL: &[&str] = &[
+        "CREATE TABLE bench_growth (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
+         owner TEXT, claim_token TEXT, claimed_at TIMESTAMPTZ) WITH (fillfactor = 90)",
+        "CREATE INDEX bench_growth_token ON bench_growth (claim_token)",
+        "CREATE INDEX bench_growth_claimable ON bench_growth (id) WHERE status = 'queued'",
+    ];
+    const GROWTH_SETTLE: &[&str] = &["ANALYZE bench_growth", "CHECKPOINT"];
+    const PLAN_COLUMNS: &[&str] = &["QUERY PLAN"];
+    const EXPLAIN: &str = "EXPLAIN";
     const DDL: &str =
         "CREATE TABLE bench_leases (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL, \
         owner VARCHAR(255), claim_token VARCHAR(255), claimed_at TIMESTAMPTZ)";

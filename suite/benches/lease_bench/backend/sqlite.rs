@@ -18,6 +18,15 @@ impl Backend for Sqlite {
     const OVERHEAD_SECTION: u32 = 6;
     const KEPT_DDL: &str = "CREATE TABLE bench_kept (id BIGINT PRIMARY KEY NOT NULL, owner TEXT, \
         claim_token TEXT, claimed_at TEXT)";
+    const GROWTH_DDL: &[&str] = &[
+        "CREATE TABLE bench_growth (id BIGINT PRIMARY KEY NOT NULL, status TEXT NOT NULL, \
+         owner TEXT, claim_token TEXT, claimed_at TEXT)",
+        "CREATE INDEX bench_growth_token ON bench_growth (claim_token)",
+        "CREATE INDEX bench_growth_claimable ON bench_growth (id) WHERE status = 'queued'",
+    ];
+    const GROWTH_SETTLE: &[&str] = &["ANALYZE bench_growth", "PRAGMA wal_checkpoint(TRUNCATE)"];
+    const PLAN_COLUMNS: &[&str] = &["detail"];
+    const EXPLAIN: &str = "EXPLAIN QUERY PLAN";
     const DDL: &str =
         "CREATE TABLE bench_leases (id BIGINT PRIMARY KEY NOT NULL, status TEXT NOT NULL, \
         owner TEXT, claim_token TEXT, claimed_at TEXT)";
