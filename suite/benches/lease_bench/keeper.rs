@@ -1,7 +1,7 @@
 //! Measurement 9, the keeper (`Keeper`, `KeeperSettings`, `keep`, `Kept`), through its public
 //! API only:
 //!
-//! * the cost of one round of renewals for 1, 100 and 1,000 rows held by one claim: the keeper
+//! * the cost of one round of renewals for 1 to 100,000 rows held by one claim: the keeper
 //!   renewing back to back (`every` 1 µs), its time per round from its own count of rounds,
 //!   against one guarded renewal per row (`diesel_lease::update(t.find(id).filter(t.held_by(token)))
 //!   .set(t.renewed())`, prepared once), both on connections from the same pool; statements per
@@ -27,7 +27,7 @@ use crate::{check, Res};
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 9;
 /// Rows held by the one claim a keeper keeps.
-pub const HELD: [i64; 3] = [1, 100, 1_000];
+pub const HELD: [i64; 5] = [1, 100, 1_000, 10_000, 100_000];
 /// The goal: a kept claim cycle at most this many times the time of a bare one.
 const GOAL: f64 = 1.05;
 
@@ -98,7 +98,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     outcome.and(cleaned)
 }
 
-/// The renewal rounds of 1, 100 and 1,000 held rows.
+/// The renewal rounds of 1 to 100,000 held rows.
 fn rounds<B: Ops>(
     conn: &mut B::Conn,
     pool: &ConnPool<B>,

@@ -31,7 +31,7 @@ pub const SECTIONS: [(u32, &str); 11] = [
     ),
     (
         crate::keeper::SECTION,
-        "The keeper: renewal rounds of 1, 100 and 1,000 held rows, and a kept claim cycle",
+        "The keeper: renewal rounds of 1 to 100,000 held rows, and a kept claim cycle",
     ),
     (
         crate::pooler::SECTION,
