@@ -23,6 +23,7 @@ use diesel::sql_types::Text;
 use diesel::MysqlConnection;
 use diesel_lease::prelude::*;
 
+use crate::calls::Calls;
 use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
 use crate::fleet;
 use crate::queue;
@@ -46,6 +47,10 @@ const CONTENTION: Duration = Duration::from_secs(4);
 /// Longer than any contention run: a takeover there would be a second holder, not an expiry.
 const LONG_LEASE: Duration = Duration::from_secs(60);
 const SYNC_WAIT_ROUNDS: usize = 100;
+/// The README's bound on a call on a Galera cluster ("A server that stops answering"): a node
+/// that dies stalls the others' commits until the group evicts it (`evs.inactive_timeout`, 4 s
+/// here), and a statement waits on a row lock at most `innodb_lock_wait_timeout` (set to 5 s).
+const GALERA_BOUND: Duration = Duration::from_secs(10);
 const DATABASE: &str = "faults";
 
 pub fn run(outcome: &mut Outcome) -> Result<(), String> {
@@ -65,9 +70,25 @@ pub fn run(outcome: &mut Outcome) -> Result<(), String> {
             cluster.ready_in.as_secs_f64()
         ),
     );
-    queue_with_a_node_killed(&mut cluster, outcome)?;
-    contention(&cluster, outcome)?;
+    let calls = Arc::new(Calls::default());
+    queue_with_a_node_killed(&mut cluster, &calls, outcome)?;
+    contention(&cluster, &calls, outcome)?;
     sync_wait(&cluster, outcome)?;
+    outcome.figure(
+        "longest call, by call (the workers' and contenders')",
+        calls.text(),
+    );
+    outcome.figure(
+        "the README's bound on a call on a Galera cluster",
+        millis(GALERA_BOUND),
+    );
+    outcome.check(calls.longest() <= GALERA_BOUND, || {
+        format!(
+            "a call took {}, past the README's bound of {}",
+            millis(calls.longest()),
+            millis(GALERA_BOUND)
+        )
+    });
     Ok(())
 }
 
@@ -91,6 +112,7 @@ struct QueueShared {
     /// killed only while the worker holds a batch it will not finish.
     victim: Mutex<VictimBatch>,
     stop: AtomicBool,
+    calls: Arc<Calls>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,7 +126,11 @@ enum VictimBatch {
     Doomed,
 }
 
-fn queue_with_a_node_killed(cluster: &mut Cluster, outcome: &mut Outcome) -> Result<(), String> {
+fn queue_with_a_node_killed(
+    cluster: &mut Cluster,
+    calls: &Arc<Calls>,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
     let pool = cluster.pool(0, 2);
     {
         let conn = &mut *pool
@@ -120,6 +146,7 @@ fn queue_with_a_node_killed(cluster: &mut Cluster, outcome: &mut Outcome) -> Res
         victim_back: AtomicBool::new(false),
         victim: Mutex::new(VictimBatch::Free),
         stop: AtomicBool::new(false),
+        calls: Arc::clone(calls),
     });
     let tallies: Vec<Arc<Mutex<NodeTally>>> = (0..NODES).map(|_| Arc::default()).collect();
     let workers: Vec<_> = (0..NODES)
@@ -290,13 +317,16 @@ fn queue_step(
     shared: &QueueShared,
     tally: &Mutex<NodeTally>,
 ) -> Result<bool, (&'static str, diesel_lease::Error)> {
-    let conn = &mut pool.get().map_err(|e| ("checkout", e.into()))?;
+    let calls = &shared.calls;
+    let conn = &mut calls
+        .timed("checkout", || pool.get())
+        .map_err(|e| ("checkout", e.into()))?;
     let open = |conn: &mut MysqlConnection| conn.open_jobs().map_err(|e| ("count", e.into()));
     if node != VICTIM && shared.hold_back.load(Ordering::SeqCst) && open(conn)? <= RESERVE {
         return Ok(false);
     }
-    let batch = conn
-        .claim_jobs(BATCH, queue::lease(), name)
+    let batch = calls
+        .timed("claim", || conn.claim_jobs(BATCH, queue::lease(), name))
         .map_err(|e| ("claim", e))?;
     if batch.is_empty() {
         return Ok(false);
@@ -314,7 +344,9 @@ fn queue_step(
             return Ok(true);
         }
     }
-    let finished = conn.finish_jobs(&batch).map_err(|e| ("finish", e))?;
+    let finished = calls
+        .timed("finish", || conn.finish_jobs(&batch))
+        .map_err(|e| ("finish", e))?;
     let mut tally = lock(tally);
     tally.finished += finished.len() as u64;
     tally.stale += (batch.len() - finished.len()) as u64;
@@ -373,7 +405,7 @@ struct Contention {
     release_errors: BTreeMap<String, u64>,
 }
 
-fn contention(cluster: &Cluster, outcome: &mut Outcome) -> Result<(), String> {
+fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> Result<(), String> {
     let pool = cluster.pool(0, 2);
     {
         let conn = &mut *pool.get().map_err(|e| e.to_string())?;
@@ -390,10 +422,15 @@ fn contention(cluster: &Cluster, outcome: &mut Outcome) -> Result<(), String> {
     let threads: Vec<_> = (0..NODES * 2)
         .map(|thread| {
             let url = cluster.url(thread % NODES);
-            let (holders, seed, seen) =
-                (Arc::clone(&holders), Arc::clone(&seed), Arc::clone(&seen));
+            let (holders, seed, seen, calls) = (
+                Arc::clone(&holders),
+                Arc::clone(&seed),
+                Arc::clone(&seen),
+                Arc::clone(calls),
+            );
             std::thread::spawn(move || {
-                contend(&url, &format!("contender-{thread}"), &holders, &seed, &seen)
+                let name = format!("contender-{thread}");
+                contend(&url, &name, &holders, &seed, &seen, &calls)
             })
         })
         .collect();
@@ -533,6 +570,7 @@ fn contend(
     holders: &[AtomicU32],
     seed: &AtomicU64,
     seen: &Mutex<Contention>,
+    calls: &Calls,
 ) {
     let pool = db::pool::<MysqlConnection>(url, 1);
     let Ok(mut conn) = pool.get() else {
@@ -552,24 +590,26 @@ fn contend(
             .wrapping_mul(6_364_136_223_846_793_005);
         let row = 1 + (random >> 33) as i64 % CONTENDED_ROWS;
         // The rows won, as their claim holds them: by one row's claim or a batch's, in turn.
-        let claimed = Claim::new(name).and_then(|claim| {
-            if round % 2 == 0 {
-                fault_jobs::table
-                    .claim_row(row, lease)
-                    .by(&claim)
-                    .returning(fault_jobs::id)
-                    .run::<i64>(&mut *conn)
-                    .map(|claimed| claimed.won().map(|won| won.into_parts().1))
-            } else {
-                fault_jobs::table
-                    .claim_batch(2, lease)
-                    .by(&claim)
-                    .filter(fault_jobs::id.ge(row))
-                    .order_by(fault_jobs::id)
-                    .returning(fault_jobs::id)
-                    .run::<i64>(&mut *conn)
-                    .map(|batch| (!batch.is_empty()).then(|| batch.into_parts().1))
-            }
+        let claimed = calls.timed("contention: claim", || {
+            Claim::new(name).and_then(|claim| {
+                if round % 2 == 0 {
+                    fault_jobs::table
+                        .claim_row(row, lease)
+                        .by(&claim)
+                        .returning(fault_jobs::id)
+                        .run::<i64>(&mut *conn)
+                        .map(|claimed| claimed.won().map(|won| won.into_parts().1))
+                } else {
+                    fault_jobs::table
+                        .claim_batch(2, lease)
+                        .by(&claim)
+                        .filter(fault_jobs::id.ge(row))
+                        .order_by(fault_jobs::id)
+                        .returning(fault_jobs::id)
+                        .run::<i64>(&mut *conn)
+                        .map(|batch| (!batch.is_empty()).then(|| batch.into_parts().1))
+                }
+            })
         });
         let held = match claimed {
             Ok(Some(held)) => held,
@@ -604,10 +644,11 @@ fn contend(
         for id in &ids {
             holders[*id as usize].fetch_sub(1, Ordering::SeqCst);
         }
-        let released = held
-            .release()
-            .set(fault_jobs::done_count.eq(fault_jobs::done_count + 1))
-            .run(&mut *conn);
+        let released = calls.timed("contention: release", || {
+            held.release()
+                .set(fault_jobs::done_count.eq(fault_jobs::done_count + 1))
+                .run(&mut *conn)
+        });
         let mut seen = lock(seen);
         seen.won += ids.len() as u64;
         seen.double_holders += doubles;
@@ -1032,6 +1073,7 @@ fn node_config(
          default_storage_engine=InnoDB\n\
          innodb_autoinc_lock_mode=2\n\
          innodb_flush_log_at_trx_commit=1\n\
+         innodb_lock_wait_timeout=5\n\
          wsrep_on=ON\n\
          wsrep_provider={provider}\n\
          wsrep_cluster_name=diesel_lease_faults\n\

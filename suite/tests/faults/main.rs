@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod agent_locks;
+mod calls;
 mod db;
 mod fleet;
 mod galera;

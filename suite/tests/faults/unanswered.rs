@@ -14,6 +14,7 @@ use diesel::{Connection, PgConnection};
 use diesel_lease::prelude::*;
 use diesel_lease::{Keepable, Keeper, KeeperSettings};
 
+use crate::calls::Calls;
 use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
 use crate::fleet::error_kind;
 use crate::partition::{KernelTcp, Partition};
@@ -93,28 +94,22 @@ where
     }
 }
 
-/// The longest call of each kind, and the calls that failed, by error.
+/// The calls, timed, and those that failed, by error.
 #[derive(Default)]
-struct Calls {
-    longest: Mutex<BTreeMap<&'static str, Duration>>,
+struct Attempts {
+    calls: Calls,
     errors: Mutex<BTreeMap<String, usize>>,
 }
 
-impl Calls {
-    /// Runs `call`, timed on this process's monotonic clock; `None` when it failed.
+impl Attempts {
+    /// Runs `call`, timed; `None` when it failed.
     fn timed<R>(
         &self,
         what: &'static str,
         call: impl FnOnce() -> Result<R, diesel_lease::Error>,
     ) -> Option<R> {
-        let started = crate::timer();
-        let result = call();
-        let took = started.elapsed();
-        let mut longest = lock(&self.longest);
-        let entry = longest.entry(what).or_default();
-        *entry = (*entry).max(took);
-        drop(longest);
-        result
+        self.calls
+            .timed(what, call)
             .map_err(|error| *lock(&self.errors).entry(error_kind(&error)).or_default() += 1)
             .ok()
     }
@@ -162,7 +157,7 @@ where
     let probe = keeper
         .keep(probe_batch.held())
         .map_err(|e| format!("keeping the probe: {e}"))?;
-    let calls = Arc::new(Calls::default());
+    let calls = Arc::new(Attempts::default());
     let work = Arc::new(Work::default());
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..WORKERS)
@@ -244,16 +239,8 @@ where
         "the probe's last renewal is dated after the cut: the partition let it through".into()
     });
 
-    let longest = lock(&calls.longest).clone();
-    let slowest = longest.values().copied().max().unwrap_or_default();
-    outcome.figure(
-        "longest call, by call",
-        longest
-            .iter()
-            .map(|(what, took)| format!("{what} {}", millis(*took)))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
+    let slowest = calls.calls.longest();
+    outcome.figure("longest call, by call", calls.calls.text());
     if let Some(bound) = bound {
         outcome.figure("the README's bound on a call", millis(bound));
         outcome.check(slowest <= bound, || {
@@ -309,7 +296,7 @@ fn worker<C: FaultConn>(
     name: &str,
     pool: &Pool<C>,
     keeper: &Keeper<C>,
-    calls: &Calls,
+    calls: &Attempts,
     work: &Work,
     stop: &AtomicBool,
 ) where
