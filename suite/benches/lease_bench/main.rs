@@ -35,6 +35,7 @@ use diesel_lease::backend::LeaseBackend;
 
 mod backend;
 mod batch;
+mod commits;
 mod contention;
 mod growth;
 mod holders;
@@ -352,6 +353,9 @@ fn run() -> Res<()> {
         if options.runs(growth::SECTION) {
             growth::run::<backend::Pg>(url, &options.plan, &mut results)?;
         }
+        if options.runs(commits::SECTION) {
+            commits::run::<backend::Pg>(url, &options.plan, &mut results)?;
+        }
     }
     if let Some(url) = &mysql_url {
         suite::run::<backend::Mysql>(url, &options, &mut results)?;
@@ -360,6 +364,9 @@ fn run() -> Res<()> {
         }
         if options.runs(growth::SECTION) {
             growth::run::<backend::Mysql>(url, &options.plan, &mut results)?;
+        }
+        if options.runs(commits::SECTION) {
+            commits::run::<backend::Mysql>(url, &options.plan, &mut results)?;
         }
     }
     let sqlite_path = std::env::temp_dir().join(format!("bench-lease-{}.db", std::process::id()));
@@ -371,6 +378,9 @@ fn run() -> Res<()> {
             }
             if options.runs(growth::SECTION) {
                 growth::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;
+            }
+            if options.runs(commits::SECTION) {
+                commits::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;
             }
             Ok(())
         });

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 11] = [
+pub const SECTIONS: [(u32, &str); 12] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -40,6 +40,10 @@ pub const SECTIONS: [(u32, &str); 11] = [
     (
         crate::growth::SECTION,
         "Growth: queues of 10,000, 100,000 and 1,000,000 jobs, 90% of them done",
+    ),
+    (
+        crate::commits::SECTION,
+        "The commit limit: the claim cycle's durable commits against one-row commits",
     ),
 ];
 
