@@ -89,13 +89,25 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         ));
     }
     for (rows, samples) in &grown {
-        for (at, batch) in BATCHES.iter().enumerate() {
-            let (base, at_size) = (median(&baseline.rates[at]), median(&samples.rates[at]));
+        let throughputs = BATCHES.iter().enumerate().map(|(at, batch)| {
+            (
+                format!("jobs/s, {WORKERS} workers, batch {batch}"),
+                (&baseline.rates[at], &samples.rates[at]),
+                ("/s", Better::Higher, Some(Goal::RatioAtLeast(GOAL))),
+            )
+        });
+        let latency = (
+            "µs per claim and finish of one job, one worker".to_owned(),
+            (&baseline.single, &samples.single),
+            ("µs", Better::Lower, None),
+        );
+        for (figure, (base, at_size), (unit, better, goal)) in throughputs.chain([latency]) {
+            let (base, at_size) = (median(base), median(at_size));
             results.push(Row {
                 section: SECTION,
                 backend: B::NAME,
                 figure: format!(
-                    "jobs/s, {WORKERS} workers, batch {batch}: {} jobs against {}",
+                    "{figure}: {} jobs against {}",
                     thousands(*rows),
                     thousands(SIZES[0])
                 ),
@@ -103,32 +115,13 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
                 baseline: base,
                 library_name: format!("{} jobs", thousands(*rows)),
                 library: at_size,
-                unit: "/s",
+                unit,
                 ratio: at_size / base,
                 range: None,
-                better: Better::Higher,
-                goal: Some(Goal::RatioAtLeast(GOAL)),
+                better,
+                goal,
             });
         }
-        let (base, at_size) = (median(&baseline.single), median(&samples.single));
-        results.push(Row {
-            section: SECTION,
-            backend: B::NAME,
-            figure: format!(
-                "µs per claim and finish of one job, one worker: {} jobs against {}",
-                thousands(*rows),
-                thousands(SIZES[0])
-            ),
-            baseline_name: format!("{} jobs", thousands(SIZES[0])),
-            baseline: base,
-            library_name: format!("{} jobs", thousands(*rows)),
-            library: at_size,
-            unit: "µs",
-            ratio: at_size / base,
-            range: None,
-            better: Better::Lower,
-            goal: None,
-        });
     }
     B::growth_setup(&mut *pool.get()?, 0, 0)?;
     Ok(())
