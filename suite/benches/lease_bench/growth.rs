@@ -58,7 +58,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
             for (at, batch) in BATCHES.iter().enumerate() {
                 let jobs = AtomicU64::new(0);
                 throughput::<B>(&pool, WORKERS, plan.thread_slice, true, None, &|conn, _| {
-                    let claimed = B::growth_cycle(conn, *batch, lease)?;
+                    let claimed = B::growth_cycle(conn, *batch, lease, "queued")?;
                     jobs.fetch_add(claimed as u64, Ordering::Relaxed);
                     Ok(())
                 })?;
@@ -72,7 +72,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
                 plan.thread_slice,
                 true,
                 Some(&mut times),
-                &|conn, _| B::growth_cycle(conn, 1, lease).map(drop),
+                &|conn, _| B::growth_cycle(conn, 1, lease, "queued").map(drop),
             )?;
             samples.single.push(median(&times));
         }

@@ -42,6 +42,7 @@ mod holders;
 mod keeper;
 mod measure;
 mod overhead;
+mod peer;
 mod pgbench;
 mod pooler;
 mod profile;
@@ -355,6 +356,9 @@ fn run() -> Res<()> {
         }
         if options.runs(commits::SECTION) {
             commits::run::<backend::Pg>(url, &options.plan, &mut results)?;
+        }
+        if options.runs(peer::SECTION) {
+            peer::run(url, &options.plan, &mut results)?;
         }
     }
     if let Some(url) = &mysql_url {

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 12] = [
+pub const SECTIONS: [(u32, &str); 13] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -44,6 +44,10 @@ pub const SECTIONS: [(u32, &str); 12] = [
     (
         crate::commits::SECTION,
         "The commit limit: the claim cycle's durable commits against one-row commits",
+    ),
+    (
+        crate::peer::SECTION,
+        "A peer on the same server: graphile-worker draining no-op jobs",
     ),
 ];
 

@@ -106,9 +106,14 @@ pub trait Ops: Backend {
     fn teardown(conn: &mut Self::Conn) -> Res<()>;
     /// `bench_growth` anew: `rows` jobs, the first `done` of them done, the rest queued.
     fn growth_setup(conn: &mut Self::Conn, rows: i64, done: i64) -> Res<()>;
-    /// One claim of up to `batch` queued jobs of `bench_growth` in key order, and their finish
-    /// that puts them back in the queue: the jobs it claimed.
-    fn growth_cycle(conn: &mut Self::Conn, batch: usize, lease: Lease) -> Res<usize>;
+    /// One claim of up to `batch` queued jobs of `bench_growth` in key order, and their finish,
+    /// which sets their status to `then` (`queued`: back in the queue): the jobs it claimed.
+    fn growth_cycle(
+        conn: &mut Self::Conn,
+        batch: usize,
+        lease: Lease,
+        then: &'static str,
+    ) -> Res<usize>;
     /// The plan of the claim's read of its candidates, one line a step.
     fn growth_plan(conn: &mut Self::Conn) -> Res<String>;
     /// Frees rows 1..=32.

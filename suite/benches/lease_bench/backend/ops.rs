@@ -463,7 +463,7 @@ impl Ops for B {
         Ok(())
     }
 
-    fn growth_cycle(conn: &mut Conn, batch: usize, lease: Lease) -> Res<usize> {
+    fn growth_cycle(conn: &mut Conn, batch: usize, lease: Lease, then: &'static str) -> Res<usize> {
         let t = bench_growth::table;
         let claimed = t
             .claim_batch(batch, lease)
@@ -478,7 +478,7 @@ impl Ops for B {
         }
         let finished = claimed
             .release()
-            .set(bench_growth::status.eq("queued"))
+            .set(bench_growth::status.eq(then))
             .run(conn)?;
         check(
             finished.len() == claimed.len(),
