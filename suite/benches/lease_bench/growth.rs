@@ -123,7 +123,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
             });
         }
     }
-    B::growth_setup(&mut *pool.get()?, 0, 0)?;
+    B::growth_teardown(&mut *pool.get()?)?;
     Ok(())
 }
 

@@ -46,7 +46,7 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         library.push(JOBS as f64 / secs);
         peer.push(graphile_rate(&folder, url)?);
     }
-    Pg::growth_setup(&mut *pool.get()?, 0, 0)?;
+    Pg::growth_teardown(&mut *pool.get()?)?;
     pool.get()?
         .batch_execute("DROP SCHEMA IF EXISTS graphile_worker CASCADE; DROP SCHEMA IF EXISTS graphile_migrate CASCADE;")?;
     let (ratio, min, max) = paired_ratio(&library, &peer);

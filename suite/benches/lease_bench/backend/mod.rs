@@ -114,6 +114,8 @@ pub trait Ops: Backend {
         lease: Lease,
         then: &'static str,
     ) -> Res<usize>;
+    /// `bench_growth` dropped.
+    fn growth_teardown(conn: &mut Self::Conn) -> Res<()>;
     /// The plan of the claim's read of its candidates, one line a step.
     fn growth_plan(conn: &mut Self::Conn) -> Res<String>;
     /// Frees rows 1..=32.

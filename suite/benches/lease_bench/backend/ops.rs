@@ -487,6 +487,11 @@ impl Ops for B {
         Ok(finished.len())
     }
 
+    fn growth_teardown(conn: &mut Conn) -> Res<()> {
+        diesel::sql_query("DROP TABLE IF EXISTS bench_growth").execute(conn)?;
+        Ok(())
+    }
+
     fn growth_plan(conn: &mut Conn) -> Res<String> {
         let lines = diesel::sql_query(format!(
             "{} SELECT id FROM bench_growth WHERE status = 'queued' \
