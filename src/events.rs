@@ -106,6 +106,23 @@ pub(crate) fn emit_keeper_stopped(stats: &crate::KeeperStats) {
     keeper_stats_event!(info, stats, "keeper stopped");
 }
 
+/// A keeper started on a pool whose checkout may wait `checkout`, no shorter than its `margin`:
+/// a renewal that waits that long for a connection comes after the keeper has stopped trusting
+/// the lease, and work blocked that long in a checkout of the pool learns of the loss after the
+/// lease has run out.
+pub(crate) fn emit_keeper_checkout_too_slow(
+    checkout: std::time::Duration,
+    margin: std::time::Duration,
+) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        checkout_timeout_ms = checkout.as_millis() as u64,
+        margin_ms = margin.as_millis() as u64,
+        "keeper's pool may wait longer for a connection than the keeper's margin: \
+         give the pool a connection_timeout below the margin (README, A server that stops answering)"
+    );
+}
+
 /// The name operators see for table `T`.
 pub(crate) fn table_name<T>() -> &'static str {
     std::any::type_name::<T>()

@@ -89,7 +89,10 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// Starts a keeper on its own thread, renewing through `pool`.
     ///
     /// Settings that cannot keep a lease (a renewal no sooner than the lease less the margin)
-    /// are [`Error::InvalidSettings`], before any thread starts.
+    /// are [`Error::InvalidSettings`], before any thread starts. A pool whose checkout may wait
+    /// as long as the margin or longer (`connection_timeout`, 30 s in r2d2 by default) is warned
+    /// of (`tracing` feature): a renewal that waits that long comes too late, and work blocked
+    /// that long in a checkout learns of its loss after the lease ran out.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -109,9 +112,16 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         pool: Pool<ConnectionManager<C>>,
         settings: KeeperSettings,
     ) -> Result<Self, Error> {
+        let settings = settings.checked()?;
+        if pool.connection_timeout() >= settings.trust_margin() {
+            crate::events::emit_keeper_checkout_too_slow(
+                pool.connection_timeout(),
+                settings.trust_margin(),
+            );
+        }
         let shared = Arc::new(Shared {
             pool,
-            settings: settings.checked()?,
+            settings,
             tables: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
             wake: Condvar::new(),

@@ -143,6 +143,11 @@ impl KeeperSettings {
         self.at_least
     }
 
+    /// How long before a lease would run out the keeper stops trusting it.
+    pub(super) fn trust_margin(&self) -> Duration {
+        self.margin
+    }
+
     /// The part of a lease a keeper trusts after a renewal it confirmed.
     pub(super) fn trusted_part(&self) -> Duration {
         self.lease.as_duration().saturating_sub(self.margin)

@@ -167,3 +167,25 @@ fn an_empty_batch_kept_past_its_longest_hold_tells_operators_of_no_loss() {
         "nothing was held, so nothing was lost: {events:#?}"
     );
 }
+
+#[test]
+fn a_keeper_whose_pool_may_wait_longer_than_its_margin_for_a_connection_is_warned_of() {
+    let settings = KeeperSettings::new(minute()); // a margin of 12 s
+    let (keeper, slow) = crate::events_during(|| {
+        Keeper::start(backend::pool_waiting(1, Duration::from_secs(30)), settings)
+    });
+    drop(keeper.unwrap());
+    assert!(
+        slow.lines().any(|line| line.contains("WARN")
+            && line.contains("longer for a connection than the keeper's margin")
+            && line.contains("checkout_timeout_ms=30000")
+            && line.contains("margin_ms=12000")),
+        "{slow}"
+    );
+
+    let (keeper, quick) = crate::events_during(|| {
+        Keeper::start(backend::pool_waiting(1, Duration::from_secs(2)), settings)
+    });
+    drop(keeper.unwrap());
+    assert!(!quick.contains("margin"), "{quick}");
+}
