@@ -1,11 +1,12 @@
 //! Measurement 9, the keeper (`Keeper`, `KeeperSettings`, `keep`, `Kept`), through its public
 //! API only:
 //!
-//! * the cost of one round of renewals for 1 to 100,000 rows held by one claim: the keeper
+//! * the cost of one round of renewals for 1, 100 and 1,000 rows held by one claim: the keeper
 //!   renewing back to back (`every` 1 µs), its time per round from its own count of rounds,
 //!   against one guarded renewal per row (`diesel_lease::update(t.find(id).filter(t.held_by(token)))
 //!   .set(t.renewed())`, prepared once), both on connections from the same pool; statements per
 //!   round counted by Diesel's instrumentation on every connection of that pool;
+//! * the keeper's round of 10,000 and 100,000 held rows against its round of 1,000, per row;
 //! * a kept claim cycle (`claim_row`, `Keeper::keep`, `Kept::release`) against a bare one
 //!   (`claim_row`, then a renewal and a release through `diesel_lease::update`).
 use std::cell::RefCell;
@@ -27,7 +28,10 @@ use crate::{check, Res};
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 9;
 /// Rows held by the one claim a keeper keeps.
-pub const HELD: [i64; 5] = [1, 100, 1_000, 10_000, 100_000];
+pub const HELD: [i64; 3] = [1, 100, 1_000];
+/// Rows held in the rounds timed against the keeper's round of the most of [`HELD`] (one
+/// statement per row would take minutes a round here).
+const MANY_HELD: [i64; 2] = [10_000, 100_000];
 /// The goal: a kept claim cycle at most this many times the time of a bare one.
 const GOAL: f64 = 1.05;
 
@@ -87,18 +91,111 @@ fn next_round<C: diesel::r2d2::R2D2Connection>(keeper: &Keeper<C>) -> (u64, Inst
 
 pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     let mut conn = backend::connect::<B>(url)?;
-    B::kept_setup(&mut conn, HELD[HELD.len() - 1])?;
+    B::kept_setup(&mut conn, MANY_HELD[MANY_HELD.len() - 1])?;
     let outcome = (|| -> Res<()> {
         let log = StatementLog::default();
         let pool = counting_pool::<B>(url, &log)?;
         rounds::<B>(&mut conn, &pool, &log, plan, results)?;
+        many_held::<B>(&mut conn, &pool, plan, results)?;
         cycles::<B>(&pool, &log, plan, results)
     })();
     let cleaned = B::kept_teardown(&mut conn);
     outcome.and(cleaned)
 }
 
-/// The renewal rounds of 1 to 100,000 held rows.
+/// One sample of a keeper renewing `held` rows back to back: µs per round, statements sent on
+/// the pool per round, and the keeper's own count of renewal statements per round.
+fn keeper_round<B: Ops>(
+    conn: &mut B::Conn,
+    pool: &ConnPool<B>,
+    statements: &dyn Fn() -> u64,
+    held: i64,
+    lease: diesel_lease::Lease,
+    slice: Duration,
+) -> Res<(f64, f64, f64)> {
+    let claim = Claim::new(OWNER)?;
+    B::kept_take(conn, held, &claim)?;
+    let settings = KeeperSettings::new(lease).every(Duration::from_micros(1));
+    let keeper = Keeper::start(pool.clone(), settings)?;
+    let kept = B::keep(&keeper, claim, (1..=held).collect())?;
+    next_round(&keeper); // a round that started before the timing is not counted
+    let (r0, t0) = next_round(&keeper);
+    let (s0, k0) = (statements(), keeper.renewal_statements());
+    std::thread::sleep(slice);
+    let (r1, t1) = next_round(&keeper);
+    let (s1, k1) = (statements(), keeper.renewal_statements());
+    check(kept.is_held(), "the keeper lost its rows")?;
+    check(
+        kept.held().len() == held as usize,
+        "the keeper holds fewer rows",
+    )?;
+    let rounds = (r1 - r0) as f64;
+    check(
+        B::kept_release(&mut *pool.get()?, &kept)?.len() == held as usize,
+        "the keeper's release freed fewer rows",
+    )?;
+    drop(keeper);
+    B::kept_free(conn)?;
+    Ok((
+        (t1 - t0).as_secs_f64() * 1e6 / rounds,
+        (s1 - s0) as f64 / rounds,
+        (k1 - k0) as f64 / rounds,
+    ))
+}
+
+/// The keeper's rounds of [`MANY_HELD`] rows against its round of the most of [`HELD`], per row.
+fn many_held<B: Ops>(
+    conn: &mut B::Conn,
+    pool: &ConnPool<B>,
+    plan: &Plan,
+    results: &mut Results,
+) -> Res<()> {
+    let lease = lease()?;
+    let statements = || 0;
+    let base = HELD[HELD.len() - 1];
+    let conn = RefCell::new(conn);
+    for held in MANY_HELD {
+        let per_row = |rows: i64| {
+            let conn = &conn;
+            move || -> Res<f64> {
+                let (micros, _, _) = keeper_round::<B>(
+                    &mut conn.borrow_mut(),
+                    pool,
+                    &statements,
+                    rows,
+                    lease,
+                    plan.keeper_slice,
+                )?;
+                Ok(micros / rows as f64)
+            }
+        };
+        let mut variants = [
+            Variant::new("base", per_row(base)),
+            Variant::new(KEEPER, per_row(held)),
+        ];
+        let samples = interleave(plan.keeper_rounds, &mut variants)?;
+        let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
+        results.push(Row {
+            section: SECTION,
+            backend: B::NAME,
+            figure: format!(
+                "time per held row of a renewal round, {held} held rows against {base}"
+            ),
+            baseline_name: format!("keeper, {base} held rows"),
+            baseline: median(&samples[0]),
+            library_name: format!("keeper, {held} held rows"),
+            library: median(&samples[1]),
+            unit: "µs/row",
+            ratio,
+            range: Some((min, max)),
+            better: Better::Lower,
+            goal: None,
+        });
+    }
+    Ok(())
+}
+
+/// The renewal rounds of 1, 100 and 1,000 held rows.
 fn rounds<B: Ops>(
     conn: &mut B::Conn,
     pool: &ConnPool<B>,
@@ -126,34 +223,17 @@ fn rounds<B: Ops>(
                 Ok(per_round)
             }),
             Variant::new(KEEPER, || {
-                let claim = Claim::new(OWNER)?;
-                B::kept_take(&mut conn.borrow_mut(), held, &claim)?;
-                let settings = KeeperSettings::new(lease).every(Duration::from_micros(1));
-                let keeper = Keeper::start(pool.clone(), settings)?;
-                let kept = B::keep(&keeper, claim, ids.clone())?;
-                next_round(&keeper); // a round that started before the timing is not counted
-                let (r0, t0) = next_round(&keeper);
-                let (s0, k0) = (statements(), keeper.renewal_statements());
-                std::thread::sleep(slice);
-                let (r1, t1) = next_round(&keeper);
-                let (s1, k1) = (statements(), keeper.renewal_statements());
-                check(kept.is_held(), "the keeper lost its rows")?;
-                check(
-                    kept.held().len() == held as usize,
-                    "the keeper holds fewer rows",
+                let (micros, sent, counted) = keeper_round::<B>(
+                    &mut conn.borrow_mut(),
+                    pool,
+                    &statements,
+                    held,
+                    lease,
+                    slice,
                 )?;
-                let rounds = (r1 - r0) as f64;
-                keeper_statements
-                    .borrow_mut()
-                    .push((s1 - s0) as f64 / rounds);
-                keeper_counted.borrow_mut().push((k1 - k0) as f64 / rounds);
-                check(
-                    B::kept_release(&mut *pool.get()?, &kept)?.len() == held as usize,
-                    "the keeper's release freed fewer rows",
-                )?;
-                drop(keeper);
-                B::kept_free(&mut conn.borrow_mut())?;
-                Ok((t1 - t0).as_secs_f64() * 1e6 / rounds)
+                keeper_statements.borrow_mut().push(sent);
+                keeper_counted.borrow_mut().push(counted);
+                Ok(micros)
             }),
         ];
         let samples = interleave(plan.keeper_rounds, &mut variants)?;
