@@ -8,7 +8,7 @@ use diesel::sql_types::{Bool, Text};
 use diesel::{QueryResult, Table};
 
 use crate::backend::LeaseBackend;
-use crate::table::{walk_key_and_token, TokenOf};
+use crate::table::TokenOf;
 use crate::{BindKey, ClaimLease, KeyType};
 
 /// The rows of a table whose primary key is among `keys`. One key is written as Diesel writes a
@@ -103,34 +103,50 @@ where
             out.push_sql(")");
             return Ok(());
         }
-        walk_lists(&self.keys, out, |keys, mut out| {
-            let composite = ST::COLUMNS > 1;
-            out.push_sql("(");
-            self.columns.walk_ast(out.reborrow())?;
-            out.push_sql(") IN ");
-            out.push_sql(if composite { DB::ROW_LIST_OPEN } else { "(" });
-            for (index, key) in keys.iter().enumerate() {
-                out.push_sql(match (index, composite) {
-                    (0, true) => "(",
-                    (_, true) => ", (",
-                    (0, false) => "",
-                    (_, false) => ", ",
-                });
-                ST::walk_values(key, out.reborrow())?;
-                if composite {
-                    out.push_sql(")");
-                }
-            }
-            out.push_sql(")");
-            Ok(())
-        })
+        walk_key_lists::<DB, ST, Key>(&self.columns, &self.keys, out)
     }
+}
+
+/// `columns IN (..)` for each of the padded lists of `keys`, joined by `OR`, parenthesised.
+fn walk_key_lists<'b, DB, ST, Key>(
+    columns: &'b Key,
+    keys: &'b [ST::Value],
+    out: AstPass<'_, 'b, DB>,
+) -> QueryResult<()>
+where
+    DB: LeaseBackend,
+    ST: BindKey<DB>,
+    Key: QueryFragment<DB>,
+{
+    walk_lists(keys, out, |keys, mut out| {
+        let composite = ST::COLUMNS > 1;
+        out.push_sql("(");
+        columns.walk_ast(out.reborrow())?;
+        out.push_sql(") IN ");
+        out.push_sql(if composite { DB::ROW_LIST_OPEN } else { "(" });
+        for (index, key) in keys.iter().enumerate() {
+            out.push_sql(match (index, composite) {
+                (0, true) => "(",
+                (_, true) => ", (",
+                (0, false) => "",
+                (_, false) => ", ",
+            });
+            ST::walk_values(key, out.reborrow())?;
+            if composite {
+                out.push_sql(")");
+            }
+        }
+        out.push_sql(")");
+        Ok(())
+    })
 }
 
 /// The rows of a table named by (key, token) pairs: each row under the token of the claim that
 /// should hold it, so that one statement renews many claims' rows, each under its own token.
-/// Written as [`KeysIn`] is, with the token beside the key: `(a = ? AND token = ?)` for one
-/// pair, `(a, token) IN ((?, ?), ..)` for several.
+/// `(a = ? AND token = ?)` for one pair; for several, the keys of each token as [`KeysIn`]
+/// writes them, beside that token: `((token = ? AND (a) IN (?, ..)) OR ..)`, which a server
+/// reads through its primary key as one list (a list of `(a, token)` rows, on PostgreSQL, was
+/// an index probe per row, or a scan of the table: 36 ms for 1,000 rows of 100,000, against 11).
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -143,7 +159,8 @@ pub struct PairsIn<Key, One, Token, ST: KeyType> {
     columns: Key,
     token: Token,
     only: Option<One>,
-    pairs: Vec<(ST::Value, String)>,
+    /// The keys of each token, tokens in the order they first come.
+    by_token: Vec<(String, Vec<ST::Value>)>,
 }
 
 /// The [`PairsIn`] of table `T`.
@@ -174,11 +191,18 @@ impl<Key, One, Token, ST: KeyType> PairsIn<Key, One, Token, ST> {
             [(key, _)] => Some(table.primary_key().eq_all(key.clone())),
             _ => None,
         };
+        let mut by_token: Vec<(String, Vec<T::Key>)> = Vec::new();
+        for (key, token) in pairs {
+            match by_token.iter_mut().find(|(held_by, _)| *held_by == token) {
+                Some((_, keys)) => keys.push(key),
+                None => by_token.push((token, vec![key])),
+            }
+        }
         PairsIn {
             columns: table.primary_key(),
             token: Token::default(),
             only,
-            pairs,
+            by_token,
         }
     }
 }
@@ -217,7 +241,7 @@ where
     String: ToSql<Text, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        if let (Some(key_is), [(_, token)]) = (&self.only, self.pairs.as_slice()) {
+        if let (Some(key_is), [(token, _)]) = (&self.only, self.by_token.as_slice()) {
             out.push_sql("((");
             key_is.walk_ast(out.reborrow())?;
             out.push_sql(") AND (");
@@ -227,21 +251,21 @@ where
             out.push_sql("))");
             return Ok(());
         }
-        walk_lists(&self.pairs, out, |pairs, mut out| {
-            out.push_sql("(");
-            self.columns.walk_ast(out.reborrow())?;
-            out.push_sql(", ");
+        out.push_sql("(");
+        if self.by_token.is_empty() {
+            out.push_sql("1 = 0");
+        }
+        for (index, (token, keys)) in self.by_token.iter().enumerate() {
+            out.push_sql(if index > 0 { " OR (" } else { "(" });
             self.token.walk_ast(out.reborrow())?;
-            out.push_sql(") IN ");
-            out.push_sql(DB::ROW_LIST_OPEN);
-            for (index, (key, token)) in pairs.iter().enumerate() {
-                out.push_sql(if index > 0 { ", (" } else { "(" });
-                walk_key_and_token::<DB, ST>(key, token, out.reborrow())?;
-                out.push_sql(")");
-            }
+            out.push_sql(" = ");
+            out.push_bind_param::<Text, String>(token)?;
+            out.push_sql(" AND ");
+            walk_key_lists::<DB, ST, Key>(&self.columns, keys, out.reborrow())?;
             out.push_sql(")");
-            Ok(())
-        })
+        }
+        out.push_sql(")");
+        Ok(())
     }
 }
 

@@ -3,8 +3,7 @@ use std::fmt::Debug;
 
 use diesel::backend::Backend;
 use diesel::query_builder::AstPass;
-use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, Binary, HasSqlType, Integer, SmallInt, Text};
+use diesel::sql_types::{BigInt, Binary, Integer, SmallInt, Text};
 use diesel::QueryResult;
 
 /// The SQL type of a primary key that diesel-lease can name rows by, and its Rust value: what a
@@ -166,20 +165,3 @@ macro_rules! composite_keys {
 }
 
 composite_keys!((A GA, B GB), (A GA, B GB, C GC), (A GA, B GB, C GC, D GD));
-
-/// A key and a claim's token, bound together as one row value: how a keeper names the rows it
-/// renews, each under its own claim's token.
-pub(crate) fn walk_key_and_token<'b, DB, ST>(
-    key: &'b ST::Value,
-    token: &'b String,
-    mut out: AstPass<'_, 'b, DB>,
-) -> QueryResult<()>
-where
-    DB: Backend + HasSqlType<Text>,
-    ST: BindKey<DB>,
-    String: ToSql<Text, DB>,
-{
-    ST::walk_values(key, out.reborrow())?;
-    out.push_sql(", ");
-    out.push_bind_param::<Text, String>(token)
-}

@@ -17,7 +17,6 @@ pub use changesets::{
 pub use fence::{Fence, Fenced, NoFence};
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) use key::single_column_keys;
-pub(crate) use key::walk_key_and_token;
 pub use key::{BindKey, IntoKey, KeyType};
 
 use crate::sql::{Ago, Now, Null};
