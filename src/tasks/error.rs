@@ -13,7 +13,7 @@
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let pool = tasks_pool()?;
 /// let locks = TaskLocks::new(pool, "node-a", Lease::from_secs(30)?)?;
-/// let refused = locks.run("", Hold::at_most(Duration::from_secs(60)), |_| Ok::<_, Error>(()));
+/// let refused = locks.run("", Hold::at_most(Duration::from_secs(60)), |_| Ok(()));
 /// assert!(matches!(refused, Err(Error::InvalidName(_))));
 /// # Ok(())
 /// # }
@@ -47,6 +47,28 @@ pub enum Error {
     /// by hand), which no run takes; clear them to free the task.
     #[error("the lock of task {0:?} is half set, and no run takes it")]
     Unclaimable(String),
+    /// The task's own error, as it returned it. An error of these locks that the task passed
+    /// on (`task.check()?`) comes back as itself, [`LockLost`](Self::LockLost) say.
+    #[error(transparent)]
+    Task(TaskError),
+}
+
+/// What a task's closure gives back when it fails: any error, so that `?` passes on the task's
+/// own errors, and the closure's `Ok(..)` needs no type written.
+///
+/// ```
+/// let failed: diesel_lease::tasks::TaskError = "no file".into();
+/// assert_eq!(failed.to_string(), "no file");
+/// ```
+pub type TaskError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Error {
+    /// The error a run gives back for its task's `error`.
+    pub(super) fn of_task(error: TaskError) -> Self {
+        error
+            .downcast::<Error>()
+            .map_or_else(Error::Task, |own| *own)
+    }
 }
 
 crate::error::lease_errors_convert_into!(Error);

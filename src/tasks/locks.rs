@@ -7,7 +7,7 @@ use diesel::r2d2::{ConnectionManager, Pool};
 use super::connection::TaskConnection;
 use super::run::{RunningTask, TaskRun};
 use super::schema::task_locks;
-use super::{Error, Hold};
+use super::{Error, Hold, TaskError};
 use crate::{check_text, Claim, Claimed, Keeper, Kept, Lease, LeaseHolder, LeaseLost, LossReason};
 use crate::{Refusal, Won};
 
@@ -40,7 +40,7 @@ const ATTEMPTS: usize = 3;
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use std::time::Duration;
-/// use diesel_lease::tasks::{Error, Hold, TaskLocks, TaskRun};
+/// use diesel_lease::tasks::{Hold, TaskLocks, TaskRun};
 /// use diesel_lease::Lease;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -51,15 +51,15 @@ const ATTEMPTS: usize = 3;
 ///
 /// let ran = node_a.run("nightly-report", hold, |task| {
 ///     // While node A runs it, node B's run is refused, and says who holds the lock.
-///     let elsewhere = node_b.run("nightly-report", hold, |_| Ok::<_, Error>(()))?;
+///     let elsewhere = node_b.run("nightly-report", hold, |_| Ok(()))?;
 ///     assert_eq!(elsewhere.held_by().map(|holder| holder.owner.as_str()), Some("node-a"));
 ///     task.check()?;
-///     Ok::<_, Error>("report sent")
+///     Ok("report sent")
 /// })?;
 /// assert_eq!(ran, TaskRun::Ran("report sent"));
 ///
 /// // Done at once, it holds the lock 60 s all the same, by the database's clock.
-/// let again = node_b.run("nightly-report", hold, |_| Ok::<_, Error>(()))?;
+/// let again = node_b.run("nightly-report", hold, |_| Ok(()))?;
 /// assert!(again.held_by().is_some_and(|holder| holder.frees_in > Duration::from_secs(30)));
 /// # Ok(())
 /// # }
@@ -169,8 +169,9 @@ impl<C: TaskConnection> TaskLocks<C> {
     /// shortest hold ends, however the task ended (a value, an error, a panic, which goes on
     /// unwinding). The run's own connection goes back to the pool before the task starts.
     ///
-    /// As Diesel's `transaction`, the task's error type is the caller's, one that the task
-    /// locks' [`Error`] converts into, and `run` gives back the task's error as it was. A run
+    /// The task fails with any error ([`TaskError`]: `?` passes on its own errors, and its
+    /// `Ok(..)` needs no type written); `run` gives it back as [`Error::Task`], or as itself
+    /// when it is an error of these locks the task passed on (`task.check()?`). A run
     /// whose lock was lost ([`RunningTask::check`]), or found taken over as it ended, is
     /// [`Error::LockLost`], never [`TaskRun::Ran`], even when the task gave back a value.
     /// A hold the keeper cannot keep is refused before anything is sent
@@ -187,23 +188,22 @@ impl<C: TaskConnection> TaskLocks<C> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// use std::time::Duration;
-    /// use diesel_lease::tasks::{Error, Hold, TaskLocks, TaskRun};
+    /// use diesel_lease::tasks::{Hold, TaskLocks, TaskRun};
     /// use diesel_lease::Lease;
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let pool = tasks_pool()?;
     /// let locks = TaskLocks::new(pool, "node-a", Lease::from_secs(30)?)?;
     /// let hold = Hold::at_most(Duration::from_secs(600));
-    /// let failed = locks.run("import", hold, |_| Err::<(), Box<dyn std::error::Error>>("no file".into()));
+    /// let failed = locks.run("import", hold, |_| Err::<(), _>("no file".into()));
     /// assert_eq!(failed.unwrap_err().to_string(), "no file", "the task's own error");
-    /// assert_eq!(locks.run("import", hold, |_| Ok::<_, Error>(1))?, TaskRun::Ran(1), "freed by the failed run");
+    /// assert_eq!(locks.run("import", hold, |_| Ok(1))?, TaskRun::Ran(1), "freed by the failed run");
     /// # Ok(())
     /// # }
     /// ```
-    pub fn run<R, E, F>(&self, name: &str, hold: Hold, task: F) -> Result<TaskRun<R>, E>
+    pub fn run<R, F>(&self, name: &str, hold: Hold, task: F) -> Result<TaskRun<R>, Error>
     where
-        F: FnOnce(&RunningTask<'_>) -> Result<R, E>,
-        E: From<Error>,
+        F: FnOnce(&RunningTask<'_>) -> Result<R, TaskError>,
     {
         let name = check_text(name).map_err(Error::InvalidName)?;
         let keeper = self.keeper(hold)?;
@@ -218,7 +218,7 @@ impl<C: TaskConnection> TaskLocks<C> {
         let running = RunningTask { name, kept: &kept };
         // A lock lost already (a longest hold past at its first renewal) runs nothing.
         running.check()?;
-        let value = task(&running)?;
+        let value = task(&running).map_err(Error::of_task)?;
         self.finish(name, &kept)?;
         Ok(TaskRun::Ran(value))
     }

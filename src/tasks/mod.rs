@@ -12,7 +12,7 @@
 //! ```
 //! # include!("../doctest_setup.rs");
 //! use std::time::Duration;
-//! use diesel_lease::tasks::{self, Error, Hold, TaskLocks, TaskRun};
+//! use diesel_lease::tasks::{self, Hold, TaskLocks, TaskRun};
 //! use diesel_lease::Lease;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,7 +23,7 @@
 //! let run = locks.run("nightly-report", hold, |task| {
 //!     // ... the report, checking the lock before each effect outside the database:
 //!     task.check()?;
-//!     Ok::<_, Error>(())
+//!     Ok(())
 //! })?;
 //! assert_eq!(run, TaskRun::Ran(()));
 //! # Ok(())
@@ -38,7 +38,7 @@ mod run;
 pub mod schema;
 
 pub use connection::TaskConnection;
-pub use error::Error;
+pub use error::{Error, TaskError};
 pub use hold::Hold;
 pub use locks::TaskLocks;
 pub use migrations::{run_migrations, TaskMigrations};

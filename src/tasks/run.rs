@@ -9,14 +9,14 @@ use crate::{Kept, LeaseHolder};
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use std::time::Duration;
-/// use diesel_lease::tasks::{Error, Hold, TaskLocks, TaskRun};
+/// use diesel_lease::tasks::{Hold, TaskLocks, TaskRun};
 /// use diesel_lease::Lease;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let pool = tasks_pool()?;
 /// let locks = TaskLocks::new(pool, "node-a", Lease::from_secs(30)?)?;
 /// let hold = Hold::at_most(Duration::from_secs(60));
-/// match locks.run("nightly-report", hold, |_task| Ok::<_, Error>(42))? {
+/// match locks.run("nightly-report", hold, |_task| Ok(42))? {
 ///     TaskRun::Ran(rows) => assert_eq!(rows, 42),
 ///     TaskRun::HeldBy(holder) => println!("running on {} for {:?}", holder.owner, holder.age),
 /// }
@@ -69,7 +69,7 @@ impl<R> TaskRun<R> {
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use std::time::Duration;
-/// use diesel_lease::tasks::{Error, Hold, TaskLocks};
+/// use diesel_lease::tasks::{Hold, TaskLocks};
 /// use diesel_lease::Lease;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -82,7 +82,7 @@ impl<R> TaskRun<R> {
 ///         task.check()?; // stop at once if the lock was lost
 ///         sent += 1;
 ///     }
-///     Ok::<_, Error>(sent)
+///     Ok(sent)
 /// })?;
 /// assert_eq!(sent.ran(), Some(3));
 /// # Ok(())
@@ -108,14 +108,14 @@ impl RunningTask<'_> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use std::time::Duration;
-    /// # use diesel_lease::tasks::{Error, Hold, TaskLocks};
+    /// # use diesel_lease::tasks::{Hold, TaskLocks};
     /// # use diesel_lease::Lease;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let pool = tasks_pool()?;
     /// let locks = TaskLocks::new(pool, "node-a", Lease::from_secs(30)?)?;
     /// locks.run("compact", Hold::at_most(Duration::from_secs(60)), |task| {
     ///     assert!(task.is_held());
-    ///     Ok::<_, Error>(())
+    ///     Ok(())
     /// })?;
     /// # Ok(())
     /// # }

@@ -144,7 +144,7 @@ where
                         runs::node.eq(node),
                     ))
                     .execute(&mut *pool.get()?)?;
-                Ok::<_, Error>(())
+                Ok(())
             });
             match run {
                 Ok(TaskRun::Ran(())) => self.say(node, tick, "ran the task"),

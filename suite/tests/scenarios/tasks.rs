@@ -13,7 +13,7 @@ use std::time::Duration;
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::tasks::schema::task_locks;
-use diesel_lease::tasks::{Error, Hold, TaskLocks, TaskRun};
+use diesel_lease::tasks::{Error, Hold, TaskError, TaskLocks, TaskRun};
 use diesel_lease::{
     Age, ClaimLease, DatabaseTime, Error as LeaseError, Lease, LeaseHolder, LossReason, RunLeaseDsl,
 };
@@ -64,7 +64,7 @@ fn held_on() -> Hold {
 
 /// A run of `name` on `node` whose task does nothing.
 fn run_nothing(node: &TaskLocks<backend::Conn>, name: &str, hold: Hold) -> TaskRun<()> {
-    node.run(name, hold, |_| Ok::<_, Error>(())).unwrap()
+    node.run(name, hold, |_| Ok(())).unwrap()
 }
 
 /// Whether a run of a fuzz ran its task: not when another run held the lock, nor when the lock
@@ -171,7 +171,7 @@ fn the_first_run_makes_the_lock_and_runs_the_task() {
             Some("node-a"),
             "the run holds the lock it made"
         );
-        Ok::<_, Error>(7)
+        Ok(7)
     });
 
     assert_eq!(run.unwrap(), TaskRun::Ran(7));
@@ -226,7 +226,7 @@ fn a_second_run_while_the_first_runs_is_refused_and_says_who_holds_the_lock() {
         for rival in [&node_b, &node_a] {
             let refused = rival.run(&name, hold(), |_| {
                 refused_ran.store(true, Ordering::SeqCst);
-                Ok::<_, Error>(())
+                Ok(())
             })?;
             let holder = holder(refused);
             assert_eq!(
@@ -236,7 +236,7 @@ fn a_second_run_while_the_first_runs_is_refused_and_says_who_holds_the_lock() {
             assert!(holder.frees_in <= LEASE, "{holder:?}");
         }
         task.check()?;
-        Ok::<_, Error>("the first run")
+        Ok("the first run")
     });
 
     assert_eq!(run.unwrap(), TaskRun::Ran("the first run"));
@@ -281,7 +281,7 @@ fn a_task_longer_than_the_lease_keeps_its_lock_renewed_by_the_keeper() {
         }
         assert_eq!(holder(run_nothing(&node_b, &name, hold())).owner, "node-a");
         task.check()?;
-        Ok::<_, Error>("a long task")
+        Ok("a long task")
     });
 
     assert_eq!(run.unwrap(), TaskRun::Ran("a long task"));
@@ -304,7 +304,7 @@ fn a_run_past_its_longest_hold_loses_its_lock_which_another_node_takes_once_the_
         assert_eq!(holder(run_nothing(&node_b, &name, hold())).owner, "node-a");
         age_lock(&name, past_the_lease());
         assert_eq!(run_nothing(&node_b, &name, held_on()), TaskRun::Ran(()));
-        Ok::<_, Error>("finished, late")
+        Ok("finished, late")
     });
 
     // The hung run ends at last: never a clean run, and its release leaves node B's lock alone.
@@ -313,6 +313,26 @@ fn a_run_past_its_longest_hold_loses_its_lock_which_another_node_takes_once_the_
         other => panic!("expected the lock lost, got {other:?}"),
     }
     assert_eq!(lock_owner(&name).as_deref(), Some("node-b"));
+}
+
+#[test]
+fn a_lost_lock_the_task_passes_on_comes_back_as_itself_and_its_own_error_as_the_task_s() {
+    let (node, name) = (locks("node-a"), task());
+    let run = node.run(&name, Hold::at_most(Duration::from_millis(100)), |task| {
+        eventually("the longest hold passes", || !task.is_held());
+        task.check()?;
+        Ok("not reached")
+    });
+    match run {
+        Err(Error::LockLost(lost)) => assert_eq!(lost.reason, LossReason::LongestHold),
+        other => panic!("expected the lock lost, got {other:?}"),
+    }
+
+    let failed = node.run(&task(), hold(), |_| Err::<(), _>("no file".into()));
+    assert!(
+        matches!(&failed, Err(Error::Task(own)) if own.to_string() == "no file"),
+        "{failed:?}"
+    );
 }
 
 #[test]
@@ -332,7 +352,7 @@ fn a_run_whose_lock_was_taken_over_is_never_a_clean_run() {
                 run_nothing(&node_b, &name, held_on()) == TaskRun::Ran(())
             },
         );
-        Ok::<_, Error>("done, as it believes")
+        Ok("done, as it believes")
     });
 
     match run {
@@ -390,7 +410,7 @@ fn a_run_longer_than_its_shortest_hold_frees_the_lock_as_it_ends() {
         eventually("the shortest hold passes, by the database's clock", || {
             DatabaseTime.run::<i64>(conn).unwrap() > end
         });
-        Ok::<_, Error>(())
+        Ok(())
     });
 
     assert_eq!(run.unwrap(), TaskRun::Ran(()));
@@ -404,16 +424,14 @@ fn the_shortest_hold_holds_when_the_task_fails_or_panics() {
     let hold = held_on();
 
     let name = task();
-    let failed = node_a.run(&name, hold, |_| {
-        Err::<(), Box<dyn std::error::Error + Send + Sync>>("the task failed".into())
-    });
+    let failed = node_a.run(&name, hold, |_| Err::<(), _>("the task failed".into()));
     assert_eq!(failed.unwrap_err().to_string(), "the task failed");
     let held = holder(run_nothing(&node_b, &name, hold));
     assert!(held.owner == "node-a" && held.frees_in > LEASE, "{held:?}");
 
     let name = task();
     let panicked = catch_unwind(AssertUnwindSafe(|| {
-        node_a.run(&name, hold, |_| -> Result<(), Error> {
+        node_a.run(&name, hold, |_| -> Result<(), TaskError> {
             panic!("the task panicked")
         })
     }));
@@ -427,15 +445,13 @@ fn a_task_that_fails_or_panics_frees_its_lock_without_a_shortest_hold() {
     let (node_a, node_b) = (locks("node-a"), locks("node-b"));
 
     let name = task();
-    let failed = node_a.run(&name, hold(), |_| {
-        Err::<(), Box<dyn std::error::Error + Send + Sync>>("the task failed".into())
-    });
+    let failed = node_a.run(&name, hold(), |_| Err::<(), _>("the task failed".into()));
     assert!(failed.is_err());
     assert_eq!(lock_row(&name), Some((None, None)));
 
     let name = task();
     let panicked = catch_unwind(AssertUnwindSafe(|| {
-        node_a.run(&name, hold(), |_| -> Result<(), Error> {
+        node_a.run(&name, hold(), |_| -> Result<(), TaskError> {
             panic!("the task panicked")
         })
     }));
@@ -455,7 +471,7 @@ fn a_hold_no_keeper_keeps_a_bad_name_or_a_bad_node_is_refused_before_anything_is
     let run = |name: &str, hold: Hold| {
         node.run(name, hold, |_| {
             ran.store(true, Ordering::SeqCst);
-            Ok::<_, Error>(())
+            Ok(())
         })
     };
 
@@ -497,7 +513,7 @@ fn a_fuzz_of_threads_adds_once_for_each_run_that_ran_and_loses_no_addition() {
             .filter(|_| {
                 ran(node.run(&name, hold(), |task| {
                     add_one_by_read_then_write(conn, &counter);
-                    task.check()
+                    Ok(task.check()?)
                 }))
             })
             .count()
@@ -581,7 +597,7 @@ fn work_as_a_worker(work: &str) {
         ran(node.run(name, hold(), |task| {
             add_one_by_read_then_write(conn, counter);
             add_one(conn, own);
-            task.check()
+            Ok(task.check()?)
         }));
     }
 }

@@ -6,7 +6,7 @@
 mod on_a_multi_connection_enum {
     use std::time::Duration;
 
-    use diesel_lease::tasks::{Error, Hold, TaskLocks, TaskRun};
+    use diesel_lease::tasks::{Hold, TaskLocks, TaskRun};
     use diesel_lease::Lease;
 
     use super::backend;
@@ -23,16 +23,16 @@ mod on_a_multi_connection_enum {
         let hold = Hold::at_most(long).at_least(long);
 
         let run = node_a.run(&name, hold, |task| {
-            let refused = node_b.run(&name, hold, |_| Ok::<_, Error>("ran twice"))?;
+            let refused = node_b.run(&name, hold, |_| Ok("ran twice"))?;
             task.check()?;
-            Ok::<_, Error>(refused)
+            Ok(refused)
         });
         let Ok(TaskRun::Ran(TaskRun::HeldBy(holder))) = run else {
             panic!("expected node B refused while node A ran, got {run:?}");
         };
         assert_eq!(holder.owner, "node-a");
 
-        let after = node_b.run(&name, hold, |_| Ok::<_, Error>(())).unwrap();
+        let after = node_b.run(&name, hold, |_| Ok(())).unwrap();
         let Some(holder) = after.held_by() else {
             panic!("the shortest hold let node B run");
         };
