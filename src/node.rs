@@ -126,9 +126,9 @@ mod tests {
     use super::Node;
 
     #[test]
-    fn an_earlier_life_is_the_same_name_exactly_with_another_boot_id() {
-        let node = Node::start("node-a").unwrap();
-        let earlier = Node::start("node-a").unwrap();
+    fn an_earlier_life_is_the_same_name_exactly_with_another_boot_id() -> Result<(), crate::Error> {
+        let node = Node::start("node-a")?;
+        let earlier = Node::start("node-a")?;
         assert!(node.is_earlier_life(earlier.owner()));
         assert!(!node.is_earlier_life(node.owner()), "not this life");
         for other in [
@@ -142,5 +142,6 @@ mod tests {
         ] {
             assert!(!node.is_earlier_life(other), "{other}");
         }
+        Ok(())
     }
 }

@@ -184,7 +184,15 @@ mod tests {
 
     /// A wait of 10 s from the clock's start, rechecking every second.
     fn ten_seconds(clock: &FakeClock) -> Schedule {
-        Schedule::new(clock.at(0), Duration::from_secs(10), Duration::from_secs(1)).unwrap()
+        schedule(clock, Duration::from_secs(10), Duration::from_secs(1))
+    }
+
+    /// A wait of `up_to` from the clock's start, rechecking every `recheck`.
+    fn schedule(clock: &FakeClock, up_to: Duration, recheck: Duration) -> Schedule {
+        let Some(schedule) = Schedule::new(clock.at(0), up_to, recheck) else {
+            panic!("a deadline of {up_to:?} from the clock's start is out of range");
+        };
+        schedule
     }
 
     #[test]
@@ -305,7 +313,7 @@ mod tests {
     #[test]
     fn an_interval_shorter_than_the_first_step_bounds_every_pause() {
         let clock = FakeClock::start();
-        let mut schedule = Schedule::new(clock.at(0), Duration::from_secs(1), ms(4)).unwrap();
+        let mut schedule = schedule(&clock, Duration::from_secs(1), ms(4));
         assert_eq!(
             pause(schedule.after_empty(clock.at(0), HIGHEST)),
             ms(4) - Duration::from_nanos(16)
@@ -321,8 +329,7 @@ mod tests {
     fn the_longest_durations_neither_overflow_nor_panic() {
         let clock = FakeClock::start();
         assert!(Schedule::new(clock.at(0), Duration::MAX, ms(1)).is_none());
-        let mut schedule =
-            Schedule::new(clock.at(0), Duration::from_secs(10), Duration::MAX).unwrap();
+        let mut schedule = schedule(&clock, Duration::from_secs(10), Duration::MAX);
         let reading = held(Duration::MAX);
         assert_eq!(
             schedule.after_refusal(&reading, clock.at(0), HIGHEST),
