@@ -74,9 +74,9 @@ impl ClaimIndex {
         ]
     }
 
-    /// The value, if it is one a migration can spell on every backend as it is: written into
+    /// Whether the value is one a migration can spell on every backend as it is: written into
     /// the DDL between single quotes, so it may hold no quote, backslash or control character.
-    pub(crate) fn checked_value(&self) -> Result<&str, Error> {
+    pub(crate) fn check_value(&self) -> Result<(), Error> {
         let plain = self
             .value
             .chars()
@@ -87,18 +87,19 @@ impl ClaimIndex {
                 self.value
             )));
         }
-        Ok(&self.value)
+        Ok(())
     }
 
-    /// `CREATE INDEX` of the index named `index` on `table` (both quoted), for `up.sql`.
-    pub(crate) fn create<DB: LeaseDdl>(&self, index: &str, table: &str) -> Result<String, Error> {
+    /// `CREATE INDEX` of the index named `index` on `table` (both quoted), for `up.sql`: of a
+    /// claim index whose names and value were checked.
+    pub(crate) fn create<DB: LeaseDdl>(&self, index: &str, table: &str) -> String {
         let quoted = |name: &str| format!("{quote}{name}{quote}", quote = DB::QUOTE);
-        Ok(DB::claim_index(
+        DB::claim_index(
             index,
             table,
             &quoted(&self.key),
             &quoted(&self.column),
-            self.checked_value()?,
-        ))
+            &self.value,
+        )
     }
 }

@@ -202,7 +202,7 @@ impl LeaseColumns {
             .collect();
         let (create_claim_index, drop_claim_index) = match &self.claim_index {
             Some(claim) => (
-                claim.create::<DB>(&quoted(&claim_index), &table)?,
+                claim.create::<DB>(&quoted(&claim_index), &table),
                 Some(quoted(&claim_index)),
             ),
             None => (String::new(), None),
@@ -261,7 +261,7 @@ impl LeaseColumns {
             for (role, name) in claim.names() {
                 check_identifier(role, name)?;
             }
-            claim.checked_value()?;
+            claim.check_value()?;
             check_identifier("claim index", claim_index)?;
         }
         check_identifier("token index", index)

@@ -113,11 +113,9 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         settings: KeeperSettings,
     ) -> Result<Self, Error> {
         let settings = settings.checked()?;
-        if pool.connection_timeout() >= settings.trust_margin() {
-            crate::events::emit_keeper_checkout_too_slow(
-                pool.connection_timeout(),
-                settings.trust_margin(),
-            );
+        let (checkout, margin) = (pool.connection_timeout(), settings.trust_margin());
+        if checkout >= margin {
+            crate::events::emit_keeper_checkout_too_slow(checkout, margin);
         }
         let shared = Arc::new(Shared {
             pool,

@@ -159,7 +159,7 @@ pub struct PairsIn<Key, One, Token, ST: KeyType> {
     columns: Key,
     token: Token,
     only: Option<One>,
-    /// The keys of each token, tokens in the order they first come.
+    /// The keys of each run of one token, in the order they come.
     by_token: Vec<(String, Vec<ST::Value>)>,
 }
 
@@ -191,11 +191,13 @@ impl<Key, One, Token, ST: KeyType> PairsIn<Key, One, Token, ST> {
             [(key, _)] => Some(table.primary_key().eq_all(key.clone())),
             _ => None,
         };
+        // A claim's pairs come together (a keeper names them claim by claim): each run of one
+        // token is a group, in one pass; a token that comes again starts another group.
         let mut by_token: Vec<(String, Vec<T::Key>)> = Vec::new();
         for (key, token) in pairs {
-            match by_token.iter_mut().find(|(held_by, _)| *held_by == token) {
-                Some((_, keys)) => keys.push(key),
-                None => by_token.push((token, vec![key])),
+            match by_token.last_mut() {
+                Some((held_by, keys)) if *held_by == token => keys.push(key),
+                _ => by_token.push((token, vec![key])),
             }
         }
         PairsIn {

@@ -96,7 +96,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         let log = StatementLog::default();
         let pool = counting_pool::<B>(url, &log)?;
         rounds::<B>(&mut conn, &pool, &log, plan, results)?;
-        many_held::<B>(&mut conn, &pool, plan, results)?;
+        many_held::<B>(&mut conn, &pool, &log, plan, results)?;
         cycles::<B>(&pool, &log, plan, results)
     })();
     let cleaned = B::kept_teardown(&mut conn);
@@ -147,11 +147,12 @@ fn keeper_round<B: Ops>(
 fn many_held<B: Ops>(
     conn: &mut B::Conn,
     pool: &ConnPool<B>,
+    log: &StatementLog,
     plan: &Plan,
     results: &mut Results,
 ) -> Res<()> {
     let lease = lease()?;
-    let statements = || 0;
+    let statements = || log.statements.load(Ordering::SeqCst);
     let base = HELD[HELD.len() - 1];
     let conn = RefCell::new(conn);
     for held in MANY_HELD {

@@ -605,3 +605,28 @@ pub fn execute<C: FaultConn>(conn: &mut C, sql: &[String]) -> QueryResult<()> {
     sql.iter()
         .try_for_each(|statement| conn.batch_execute(statement))
 }
+
+/// The suite's own PostgreSQL, at PG_DATABASE_URL, which no scenario stops or cuts off: it
+/// stamps a moment while a scenario's server is down or unreachable. Both read this machine's
+/// clock.
+pub struct Witness(diesel::PgConnection);
+
+impl Witness {
+    pub fn connect() -> Result<Witness, String> {
+        let url = std::env::var("PG_DATABASE_URL").map_err(|_| "PG_DATABASE_URL is not set")?;
+        diesel::PgConnection::establish(&url)
+            .map(Witness)
+            .map_err(|e| format!("the witness: {e}"))
+    }
+
+    /// Now, by the witness's clock, in microseconds since the epoch.
+    pub fn micros(&mut self) -> Result<i64, String> {
+        self.0
+            .number(&format!(
+                "SELECT {} AS n",
+                Kind::Postgres.epoch_micros("clock_timestamp()")
+            ))
+            .map_err(|e| format!("the witness's clock: {e}"))?
+            .ok_or_else(|| "the witness's clock: NULL".into())
+    }
+}

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection};
-use diesel::{Connection, PgConnection};
+use diesel::PgConnection;
 use diesel_lease::prelude::*;
 use diesel_lease::{Keepable, Keeper, KeeperSettings, Kept, LeaseLost, LossReason};
 
-use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
-use crate::report::{millis, Outcome};
+use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
+use crate::report::{ahead_by, micros, millis, Outcome};
 use crate::restarts::Server;
 
 const LEASE: Duration = Duration::from_secs(2);
@@ -488,8 +488,7 @@ where
 fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
     // The moment of the report is stamped by the suite's other PostgreSQL server, the one at
     // PG_DATABASE_URL: the throwaway one is down then. Both read this machine's clock.
-    let witness_url = std::env::var("PG_DATABASE_URL").map_err(|_| "PG_DATABASE_URL is not set")?;
-    let witness = &mut PgConnection::establish(&witness_url).map_err(|e| e.to_string())?;
+    let mut witness = Witness::connect()?;
     let server = Server::start()?;
     let url = server.url();
     let pool = prepare::<PgConnection>(&url)?;
@@ -503,13 +502,7 @@ fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
     while kept.is_held() && stopped.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let reported = witness
-        .number(&format!(
-            "SELECT {} AS n",
-            Kind::Postgres.epoch_micros("clock_timestamp()")
-        ))
-        .map_err(|e| format!("the witness's clock: {e}"))?
-        .unwrap_or(0);
+    let reported = witness.micros()?;
     let reported_after = stopped.elapsed();
     let loss = kept.check().err();
     let mut held_while_down = 0;
@@ -531,8 +524,7 @@ fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
         ))
         .map_err(|e| format!("the last renewal: {e}"))?
         .unwrap_or(0);
-    let runs_out = last_renewal + i64::try_from(LEASE.as_micros()).unwrap_or(i64::MAX);
-    let ahead = Duration::from_micros((runs_out - reported).max(0).unsigned_abs());
+    let runs_out = last_renewal + micros(LEASE);
     outcome.figure(
         "(b) server stopped for longer than the lease: the loss the work was told",
         loss.as_ref().map_or("none".into(), |lost| {
@@ -545,14 +537,7 @@ fn server_stopped(outcome: &mut Outcome) -> Result<(), String> {
     );
     outcome.figure(
         "(b) told before the lease ran out by the database's clock (its last renewal + lease), by",
-        if runs_out > reported {
-            millis(ahead)
-        } else {
-            format!(
-                "-{} (after it)",
-                millis(Duration::from_micros((reported - runs_out).unsigned_abs()))
-            )
-        },
+        ahead_by(runs_out - reported),
     );
     outcome.figure(
         "(b) checks that said held while the server was down",

@@ -74,6 +74,21 @@ impl Outcome {
     }
 }
 
+/// How far ahead of `then` a moment `ahead` microseconds before it is: `-` and "(after it)" when
+/// it came after.
+pub fn ahead_by(ahead: i64) -> String {
+    let magnitude = millis(Duration::from_micros(ahead.unsigned_abs()));
+    if ahead < 0 {
+        format!("-{magnitude} (after it)")
+    } else {
+        magnitude
+    }
+}
+
+pub fn micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
+
 pub fn millis(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }

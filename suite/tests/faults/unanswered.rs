@@ -10,15 +10,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use diesel::{Connection, PgConnection};
 use diesel_lease::prelude::*;
 use diesel_lease::{Keepable, Keeper, KeeperSettings};
 
 use crate::calls::Calls;
-use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
+use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
 use crate::fleet::error_kind;
 use crate::partition::{KernelTcp, Partition};
-use crate::report::{millis, Outcome};
+use crate::report::{ahead_by, micros, millis, Outcome};
 use crate::restarts::Server;
 
 const JOBS: i64 = 120;
@@ -135,8 +134,7 @@ where
 {
     // The moments the work was told and the partition began, stamped by the suite's
     // PostgreSQL at PG_DATABASE_URL (never partitioned); both servers read this machine's clock.
-    let witness_url = std::env::var("PG_DATABASE_URL").map_err(|_| "PG_DATABASE_URL is not set")?;
-    let witness = &mut PgConnection::establish(&witness_url).map_err(|e| e.to_string())?;
+    let mut witness = Witness::connect()?;
     let pool = db::pool::<C>(url, (WORKERS + 2) as u32);
     {
         let conn = &mut *pool
@@ -176,13 +174,13 @@ where
         .collect();
 
     std::thread::sleep(BEFORE);
-    let cut_at = witness_micros(witness)?;
+    let cut_at = witness.micros()?;
     let mut partition = Partition::cut(port)?;
     let cut = crate::timer();
     while probe.is_held() && cut.elapsed() < PARTITION {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let told_at = witness_micros(witness)?;
+    let told_at = witness.micros()?;
     let told_after = cut.elapsed();
     let loss = probe.check().err();
     std::thread::sleep(PARTITION.saturating_sub(cut.elapsed()));
@@ -227,12 +225,12 @@ where
     );
     outcome.figure(
         "told before the lease ran out by the database's clock (its last renewal + lease), by",
-        signed_millis(runs_out - told_at),
+        ahead_by(runs_out - told_at),
     );
     outcome.check(loss.is_some() && told_at < runs_out, || {
         format!(
-            "the loss was told {} after the lease ran out",
-            signed_millis(told_at - runs_out)
+            "the loss was told {} before the lease ran out",
+            ahead_by(runs_out - told_at)
         )
     });
     outcome.check(last_renewal < cut_at, || {
@@ -348,30 +346,6 @@ fn port_of(url: &str) -> Option<u16> {
 
 fn open_jobs<C: FaultConn>(pool: &Pool<C>) -> Option<i64> {
     pool.get().ok()?.open_jobs().ok()
-}
-
-/// The witness's clock, in microseconds since the epoch.
-fn witness_micros(witness: &mut PgConnection) -> Result<i64, String> {
-    witness
-        .number(&format!(
-            "SELECT {} AS n",
-            Kind::Postgres.epoch_micros("clock_timestamp()")
-        ))
-        .map_err(|e| format!("the witness's clock: {e}"))?
-        .ok_or_else(|| "the witness's clock: NULL".into())
-}
-
-fn micros(duration: Duration) -> i64 {
-    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
-}
-
-fn signed_millis(micros: i64) -> String {
-    let magnitude = millis(Duration::from_micros(micros.unsigned_abs()));
-    if micros < 0 {
-        format!("-{magnitude}")
-    } else {
-        magnitude
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
