@@ -28,7 +28,7 @@ use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
 use crate::fleet;
 use crate::queue;
 use crate::report::{millis, Outcome};
-use crate::restarts::{as_root, succeed};
+use crate::server::{as_root, succeed};
 
 const NODES: usize = 3;
 /// The node killed mid-run (not the one that bootstrapped the cluster).

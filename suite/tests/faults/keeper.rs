@@ -16,7 +16,7 @@ use diesel_lease::{Keepable, Keeper, KeeperSettings, Kept, LeaseLost, LossReason
 
 use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
 use crate::report::{ahead_by, micros, millis, Outcome};
-use crate::restarts::Server;
+use crate::server::Server;
 
 const LEASE: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(200);

@@ -34,6 +34,7 @@ mod queue;
 mod report;
 mod restarted;
 mod restarts;
+mod server;
 mod skewed;
 mod soak;
 mod unanswered;

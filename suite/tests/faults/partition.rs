@@ -5,7 +5,7 @@
 //! action; iptables is not installed. Needs root (`CAP_NET_ADMIN`).
 use std::process::Command;
 
-use crate::restarts::succeed;
+use crate::server::succeed;
 
 /// The partition of one port, healed when dropped (on a panic too).
 pub struct Partition {

@@ -18,7 +18,7 @@ use diesel_lease::{Keepable, Keeper, KeeperSettings};
 use crate::db::{self, fault_jobs, FaultConn, Kind, Pool};
 use crate::fleet::{self, Fleet};
 use crate::report::Outcome;
-use crate::restarts::Server;
+use crate::server::Server;
 
 pub const ROLE: &str = "soak";
 const DEFAULT_SECS: u64 = 1_800;

@@ -18,7 +18,7 @@ use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
 use crate::fleet::error_kind;
 use crate::partition::{KernelTcp, Partition};
 use crate::report::{ahead_by, micros, millis, Outcome};
-use crate::restarts::Server;
+use crate::server::Server;
 
 const JOBS: i64 = 120;
 const WORKERS: usize = 4;
