@@ -7,6 +7,10 @@
 //! One table is built at each size in turn, so the sizes cannot be interleaved round by round:
 //! the 10,000-job queue is measured first and again last, both count as the baseline, and the
 //! change between the two is printed as the machine's drift over the measurement.
+//!
+//! On PostgreSQL it runs on the suite's server, whose autovacuum is off, and again on a server
+//! of its own with the default settings (`own_server.rs`), so that the cost of churn without
+//! vacuum shows apart from the cost of size.
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{self, Ops};
@@ -30,8 +34,9 @@ struct Samples {
     single: Vec<f64>,
 }
 
-pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
-    println!("-- {SECTION}. growth: queues of 10,000 to 1,000,000 jobs, 90% done");
+/// Runs the measurement on the server at `url`, named `server` in the results.
+pub fn run<B: Ops>(url: &str, server: &'static str, plan: &Plan, results: &mut Results) -> Res<()> {
+    println!("-- {SECTION}. growth on {server}: queues of 10,000 to 1,000,000 jobs, 90% done");
     let lease = lease()?;
     let pool = backend::pool::<B>(url, WORKERS as u32, false)?;
     let mut baseline = Samples::default();
@@ -44,7 +49,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
             let plan_text = B::growth_plan(&mut *pool.get()?)?;
             results.note(format!(
                 "{}: the plan of the claim's read of its candidates on {rows} jobs: {}",
-                B::NAME,
+                server,
                 plan_text.replace('\n', " / ")
             ));
         }
@@ -85,7 +90,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         results.note(format!(
             "{}: growth, the 10,000-job queue at batch 10: {first:.0} jobs/s first, {both:.0} \
              jobs/s over both of its phases (the machine's drift over the measurement)",
-            B::NAME
+            server
         ));
     }
     for (rows, samples) in &grown {
@@ -105,7 +110,7 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
             let (base, at_size) = (median(base), median(at_size));
             results.push(Row {
                 section: SECTION,
-                backend: B::NAME,
+                backend: server,
                 figure: format!(
                     "{figure}: {} jobs against {}",
                     thousands(*rows),

@@ -7,6 +7,8 @@
 //!   .set(t.renewed())`, prepared once), both on connections from the same pool; statements per
 //!   round counted by Diesel's instrumentation on every connection of that pool;
 //! * the keeper's round of 10,000 and 100,000 held rows against its round of 1,000, per row;
+//! * a claim of a free row (`claim_row`, then its renewal and release) while 10,000 and 100,000
+//!   rows are held, against the same while 1,000 are;
 //! * a kept claim cycle (`claim_row`, `Keeper::keep`, `Kept::release`) against a bare one
 //!   (`claim_row`, then a renewal and a release through `diesel_lease::update`).
 use std::cell::RefCell;
@@ -32,6 +34,8 @@ pub const HELD: [i64; 3] = [1, 100, 1_000];
 /// Rows held in the rounds timed against the keeper's round of the most of [`HELD`] (one
 /// statement per row would take minutes a round here).
 const MANY_HELD: [i64; 2] = [10_000, 100_000];
+/// The row no claim of this measurement holds: the table's last, past every held row.
+const FREE_ROW: i64 = MANY_HELD[MANY_HELD.len() - 1] + 1;
 /// The goal: a kept claim cycle at most this many times the time of a bare one.
 const GOAL: f64 = 1.05;
 
@@ -91,12 +95,13 @@ fn next_round<C: diesel::r2d2::R2D2Connection>(keeper: &Keeper<C>) -> (u64, Inst
 
 pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     let mut conn = backend::connect::<B>(url)?;
-    B::kept_setup(&mut conn, MANY_HELD[MANY_HELD.len() - 1])?;
+    B::kept_setup(&mut conn, FREE_ROW)?;
     let outcome = (|| -> Res<()> {
         let log = StatementLog::default();
         let pool = counting_pool::<B>(url, &log)?;
         rounds::<B>(&mut conn, &pool, &log, plan, results)?;
         many_held::<B>(&mut conn, &pool, &log, plan, results)?;
+        claims_beside_held::<B>(&mut conn, &pool, plan, results)?;
         cycles::<B>(&pool, &log, plan, results)
     })();
     let cleaned = B::kept_teardown(&mut conn);
@@ -187,6 +192,57 @@ fn many_held<B: Ops>(
             library_name: format!("keeper, {held} held rows"),
             library: median(&samples[1]),
             unit: "µs/row",
+            ratio,
+            range: Some((min, max)),
+            better: Better::Lower,
+            goal: None,
+        });
+    }
+    Ok(())
+}
+
+/// A claim cycle of the free row while [`MANY_HELD`] rows are held, against the same while the
+/// most of [`HELD`] are.
+fn claims_beside_held<B: Ops>(
+    conn: &mut B::Conn,
+    pool: &ConnPool<B>,
+    plan: &Plan,
+    results: &mut Results,
+) -> Res<()> {
+    let lease = lease()?;
+    let base = HELD[HELD.len() - 1];
+    let conn = RefCell::new(conn);
+    for held in MANY_HELD {
+        let cycles_beside = |rows: i64| {
+            let conn = &conn;
+            move || -> Res<f64> {
+                B::kept_take(&mut conn.borrow_mut(), rows, &Claim::new(OWNER)?)?;
+                let micros = micros_per_op(plan.slice, || {
+                    let mut free = pool.get()?;
+                    let claim = B::kept_claim(&mut free, FREE_ROW, Claim::new(OWNER)?, lease)?;
+                    B::bare_renew_release(&mut free, FREE_ROW, &claim)
+                })?;
+                B::kept_free(&mut conn.borrow_mut())?;
+                Ok(micros)
+            }
+        };
+        let mut variants = [
+            Variant::new("base", cycles_beside(base)),
+            Variant::new("held", cycles_beside(held)),
+        ];
+        let samples = interleave(plan.keeper_rounds, &mut variants)?;
+        let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
+        results.push(Row {
+            section: SECTION,
+            backend: B::NAME,
+            figure: format!(
+                "a claim, renewal and release of a free row, {held} rows held against {base}"
+            ),
+            baseline_name: format!("{base} rows held"),
+            baseline: median(&samples[0]),
+            library_name: format!("{held} rows held"),
+            library: median(&samples[1]),
+            unit: "µs/cycle",
             ratio,
             range: Some((min, max)),
             better: Better::Lower,

@@ -35,6 +35,7 @@ use diesel_lease::backend::LeaseBackend;
 
 mod backend;
 mod batch;
+mod churn;
 mod commits;
 mod contention;
 mod growth;
@@ -42,6 +43,7 @@ mod holders;
 mod keeper;
 mod measure;
 mod overhead;
+mod own_server;
 mod peer;
 mod pgbench;
 mod pooler;
@@ -49,6 +51,7 @@ mod profile;
 mod report;
 mod suite;
 mod turns;
+mod writes;
 
 pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -352,13 +355,29 @@ fn run() -> Res<()> {
             pooler::run(url, &options, &mut results)?;
         }
         if options.runs(growth::SECTION) {
-            growth::run::<backend::Pg>(url, &options.plan, &mut results)?;
+            growth::run::<backend::Pg>(
+                url,
+                <backend::Pg as backend::Backend>::NAME,
+                &options.plan,
+                &mut results,
+            )?;
         }
         if options.runs(commits::SECTION) {
             commits::run::<backend::Pg>(url, &options.plan, &mut results)?;
         }
         if options.runs(peer::SECTION) {
             peer::run(url, &options.plan, &mut results)?;
+        }
+        if [
+            growth::SECTION,
+            churn::SECTION,
+            churn::HORIZON,
+            writes::SECTION,
+        ]
+        .iter()
+        .any(|section| options.runs(*section))
+        {
+            own_server::run(&options, &mut results)?;
         }
     }
     if let Some(url) = &mysql_url {
@@ -367,7 +386,12 @@ fn run() -> Res<()> {
             batch::mysql::run(url, &options, &mut results)?;
         }
         if options.runs(growth::SECTION) {
-            growth::run::<backend::Mysql>(url, &options.plan, &mut results)?;
+            growth::run::<backend::Mysql>(
+                url,
+                <backend::Mysql as backend::Backend>::NAME,
+                &options.plan,
+                &mut results,
+            )?;
         }
         if options.runs(commits::SECTION) {
             commits::run::<backend::Mysql>(url, &options.plan, &mut results)?;
@@ -381,7 +405,12 @@ fn run() -> Res<()> {
                 batch::sqlite::run(&sqlite_url, &options, &mut results)?;
             }
             if options.runs(growth::SECTION) {
-                growth::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;
+                growth::run::<backend::Sqlite>(
+                    &sqlite_url,
+                    <backend::Sqlite as backend::Backend>::NAME,
+                    &options.plan,
+                    &mut results,
+                )?;
             }
             if options.runs(commits::SECTION) {
                 commits::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;

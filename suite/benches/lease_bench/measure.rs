@@ -41,6 +41,9 @@ pub struct Plan {
     pub keeper_rounds: usize,
     /// How long one variant renews in one round of measurement 9.
     pub keeper_slice: Duration,
+    /// The minutes of measurements 14 and 15: their length, and how many of churn.
+    pub minute: Duration,
+    pub churn_minutes: usize,
 }
 
 impl Plan {
@@ -60,6 +63,8 @@ impl Plan {
             claim_rows: 30_000,
             keeper_rounds: 7,
             keeper_slice: Duration::from_millis(300),
+            minute: Duration::from_secs(60),
+            churn_minutes: 10,
         }
     }
 
@@ -80,6 +85,8 @@ impl Plan {
             claim_rows: 5_000,
             keeper_rounds: 1,
             keeper_slice: Duration::from_millis(50),
+            minute: Duration::from_secs(3),
+            churn_minutes: 2,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::profile::Profile;
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
-pub const SECTIONS: [(u32, &str); 13] = [
+pub const SECTIONS: [(u32, &str); 16] = [
     (
         1,
         "Overhead: one row's claim, renew, release cycle against the same SQL by hand",
@@ -48,6 +48,18 @@ pub const SECTIONS: [(u32, &str); 13] = [
     (
         crate::peer::SECTION,
         "A peer on the same server: graphile-worker draining no-op jobs",
+    ),
+    (
+        crate::churn::SECTION,
+        "Churn: ten minutes of claims and finishes on one queue, on a server with autovacuum on",
+    ),
+    (
+        crate::churn::HORIZON,
+        "A pinned horizon: a REPEATABLE READ transaction open for a minute, against the minute before",
+    ),
+    (
+        crate::writes::SECTION,
+        "The write cost: WAL bytes, and HOT renewals on the migration's table",
     ),
 ];
 
