@@ -158,47 +158,25 @@ fn many_held<B: Ops>(
 ) -> Res<()> {
     let lease = lease()?;
     let statements = || log.statements.load(Ordering::SeqCst);
-    let base = HELD[HELD.len() - 1];
     let conn = RefCell::new(conn);
-    for held in MANY_HELD {
-        let per_row = |rows: i64| {
-            let conn = &conn;
-            move || -> Res<f64> {
-                let (micros, _, _) = keeper_round::<B>(
-                    &mut conn.borrow_mut(),
-                    pool,
-                    &statements,
-                    rows,
-                    lease,
-                    plan.keeper_slice,
-                )?;
-                Ok(micros / rows as f64)
-            }
-        };
-        let mut variants = [
-            Variant::new("base", per_row(base)),
-            Variant::new(KEEPER, per_row(held)),
-        ];
-        let samples = interleave(plan.keeper_rounds, &mut variants)?;
-        let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
-        results.push(Row {
-            section: SECTION,
-            backend: B::NAME,
-            figure: format!(
-                "time per held row of a renewal round, {held} held rows against {base}"
-            ),
-            baseline_name: format!("keeper, {base} held rows"),
-            baseline: median(&samples[0]),
-            library_name: format!("keeper, {held} held rows"),
-            library: median(&samples[1]),
-            unit: "µs/row",
-            ratio,
-            range: Some((min, max)),
-            better: Better::Lower,
-            goal: None,
-        });
-    }
-    Ok(())
+    let per_row = |rows: i64| -> Res<f64> {
+        let (micros, _, _) = keeper_round::<B>(
+            &mut conn.borrow_mut(),
+            pool,
+            &statements,
+            rows,
+            lease,
+            plan.keeper_slice,
+        )?;
+        Ok(micros / rows as f64)
+    };
+    against_base_held::<B>(
+        plan,
+        results,
+        ("time per held row of a renewal round", "µs/row"),
+        &|rows| format!("keeper, {rows} held rows"),
+        &per_row,
+    )
 }
 
 /// A claim cycle of the free row while [`MANY_HELD`] rows are held, against the same while the
@@ -210,39 +188,52 @@ fn claims_beside_held<B: Ops>(
     results: &mut Results,
 ) -> Res<()> {
     let lease = lease()?;
-    let base = HELD[HELD.len() - 1];
     let conn = RefCell::new(conn);
+    let cycles_beside = |rows: i64| -> Res<f64> {
+        B::kept_take(&mut conn.borrow_mut(), rows, &Claim::new(OWNER)?)?;
+        let micros = micros_per_op(plan.slice, || {
+            let mut free = pool.get()?;
+            let claim = B::kept_claim(&mut free, FREE_ROW, Claim::new(OWNER)?, lease)?;
+            B::bare_renew_release(&mut free, FREE_ROW, &claim)
+        })?;
+        B::kept_free(&mut conn.borrow_mut())?;
+        Ok(micros)
+    };
+    against_base_held::<B>(
+        plan,
+        results,
+        ("a claim, renewal and release of a free row", "µs/cycle"),
+        &|rows| format!("{rows} rows held"),
+        &cycles_beside,
+    )
+}
+
+/// Samples of `sample(rows held)` with each of [`MANY_HELD`] against the most of [`HELD`],
+/// interleaved; a row of results each, lower is better.
+fn against_base_held<B: Ops>(
+    plan: &Plan,
+    results: &mut Results,
+    (figure, unit): (&str, &'static str),
+    name: &dyn Fn(i64) -> String,
+    sample: &dyn Fn(i64) -> Res<f64>,
+) -> Res<()> {
+    let base = HELD[HELD.len() - 1];
     for held in MANY_HELD {
-        let cycles_beside = |rows: i64| {
-            let conn = &conn;
-            move || -> Res<f64> {
-                B::kept_take(&mut conn.borrow_mut(), rows, &Claim::new(OWNER)?)?;
-                let micros = micros_per_op(plan.slice, || {
-                    let mut free = pool.get()?;
-                    let claim = B::kept_claim(&mut free, FREE_ROW, Claim::new(OWNER)?, lease)?;
-                    B::bare_renew_release(&mut free, FREE_ROW, &claim)
-                })?;
-                B::kept_free(&mut conn.borrow_mut())?;
-                Ok(micros)
-            }
-        };
         let mut variants = [
-            Variant::new("base", cycles_beside(base)),
-            Variant::new("held", cycles_beside(held)),
+            Variant::new("base", || sample(base)),
+            Variant::new("held", || sample(held)),
         ];
         let samples = interleave(plan.keeper_rounds, &mut variants)?;
         let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
         results.push(Row {
             section: SECTION,
             backend: B::NAME,
-            figure: format!(
-                "a claim, renewal and release of a free row, {held} rows held against {base}"
-            ),
-            baseline_name: format!("{base} rows held"),
+            figure: format!("{figure}, {held} held rows against {base}"),
+            baseline_name: name(base),
             baseline: median(&samples[0]),
-            library_name: format!("{held} rows held"),
+            library_name: name(held),
             library: median(&samples[1]),
-            unit: "µs/cycle",
+            unit,
             ratio,
             range: Some((min, max)),
             better: Better::Lower,
