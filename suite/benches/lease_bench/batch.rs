@@ -441,7 +441,7 @@ pub mod mysql_batch {
     pub const KEY: &str = "`bench_jobs`.`id`";
     pub const READ_COMMITTED: &str = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /// The candidates of a batch, read before its transaction without a lock.
-    pub const CANDIDATES: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ?";
+    pub const CANDIDATES: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ? OFFSET ?";
     /// A round of the batch's locking: candidates locked through the primary key.
     pub const LOCK_KEYS: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` FORCE INDEX (PRIMARY) WHERE {keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) LIMIT ? FOR UPDATE SKIP LOCKED";
     pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6) WHERE ({keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
@@ -456,6 +456,9 @@ pub mod mysql_batch {
     keyed_statement!(HandLockHeld, KEY, LOCK_HELD);
     keyed_statement!(HandRelease, KEY, RELEASE);
 
+    /// The further windows of candidates a batch reads at the most, as the library.
+    const MOST_FURTHER_WINDOWS: i64 = 16;
+
     /// How many candidates a batch of `n` reads, as the library: four times its size and 16.
     fn window(n: i64) -> i64 {
         n.saturating_mul(4).saturating_add(16)
@@ -468,28 +471,28 @@ pub mod mysql_batch {
     /// `LIMIT` missing); the rows locked claimed by key and read back by key and token. The keys
     /// won.
     pub fn hand_claim(conn: &mut Conn, n: i64, owner: &str, token: &str) -> QueryResult<Vec<i64>> {
-        let claimed = (|| {
+        let candidates_from = |offset: i64, conn: &mut Conn| -> QueryResult<Vec<i64>> {
             let candidates: Vec<Id> = read(
-                ByText(PreparedSql::<HandCandidates, 3>::new([
+                ByText(PreparedSql::<HandCandidates, 4>::new([
                     Bind::BigInt(LEASE_MICROS),
                     Bind::Text("queued"),
                     Bind::BigInt(window(n)),
+                    Bind::BigInt(offset),
                 ])),
                 conn,
             )?;
-            let candidates = ids(candidates);
-            if candidates.is_empty() {
-                return Ok(Vec::new());
-            }
-            let wanted = usize::try_from(n).unwrap_or(usize::MAX);
-            conn.batch_execute(READ_COMMITTED)?;
-            conn.transaction(|conn| {
-                let mut taken: Vec<i64> = Vec::with_capacity(wanted);
-                let mut rest = candidates.as_slice();
+            Ok(ids(candidates))
+        };
+        let wanted = usize::try_from(n).unwrap_or(usize::MAX);
+        // Locks, of `candidates`, rows until `taken` has `wanted`: the first round of the first
+        // window asks for exactly the rows missing, later rounds look at four times as many.
+        let lock_some =
+            |candidates: &[i64], first_window: bool, taken: &mut Vec<i64>, conn: &mut Conn| {
+                let mut rest = candidates;
                 while taken.len() < wanted && !rest.is_empty() {
                     let missing = wanted - taken.len();
-                    let first_round = rest.len() == candidates.len();
-                    let look = if first_round {
+                    let look = if first_window && taken.is_empty() && rest.len() == candidates.len()
+                    {
                         missing
                     } else {
                         missing.saturating_mul(4)
@@ -509,6 +512,28 @@ pub mod mysql_batch {
                         conn,
                     )?;
                     taken.extend(ids(locked));
+                }
+                QueryResult::Ok(())
+            };
+        let claimed = (|| {
+            let candidates = candidates_from(0, conn)?;
+            if candidates.is_empty() {
+                return Ok(Vec::new());
+            }
+            conn.batch_execute(READ_COMMITTED)?;
+            conn.transaction(|conn| {
+                let mut taken: Vec<i64> = Vec::with_capacity(wanted);
+                lock_some(&candidates, true, &mut taken, conn)?;
+                // Every candidate held by other claims: the next windows, as the library reads
+                // them, up to 16.
+                let mut last_read = candidates.len();
+                for further in 1..=MOST_FURTHER_WINDOWS {
+                    if taken.len() >= wanted || i64::try_from(last_read) != Ok(window(n)) {
+                        break;
+                    }
+                    let more = candidates_from(window(n).saturating_mul(further), conn)?;
+                    lock_some(&more, false, &mut taken, conn)?;
+                    last_read = more.len();
                 }
                 if taken.is_empty() {
                     return Ok(Vec::new());
