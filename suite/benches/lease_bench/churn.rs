@@ -175,7 +175,7 @@ fn watch(
             pin.batch_execute("COMMIT")?;
         }
         let (updates, hot) = (now.2.updates - last.2.updates, now.2.hot - last.2.hot);
-        measured.push(Measured {
+        let this = Measured {
             minute: *minute,
             jobs_per_sec: (now.1 - last.1) as f64 / (now.0 - last.0).as_secs_f64(),
             end: now.2,
@@ -185,13 +185,14 @@ fn watch(
                 0.0
             },
             autovacuums: now.2.autovacuums - last.2.autovacuums,
-        });
+        };
         println!(
             "  {}: {:.0} jobs/s, {} dead tuples",
             minute.describe(),
-            measured.last().map_or(0.0, |m| m.jobs_per_sec),
+            this.jobs_per_sec,
             now.2.dead
         );
+        measured.push(this);
         last = now;
     }
     Ok(measured)

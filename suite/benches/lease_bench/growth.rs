@@ -34,8 +34,18 @@ struct Samples {
     single: Vec<f64>,
 }
 
+/// Runs the measurement on the server at `url`, named by its backend in the results.
+pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
+    run_on::<B>(url, B::NAME, plan, results)
+}
+
 /// Runs the measurement on the server at `url`, named `server` in the results.
-pub fn run<B: Ops>(url: &str, server: &'static str, plan: &Plan, results: &mut Results) -> Res<()> {
+pub fn run_on<B: Ops>(
+    url: &str,
+    server: &'static str,
+    plan: &Plan,
+    results: &mut Results,
+) -> Res<()> {
     println!("-- {SECTION}. growth on {server}: queues of 10,000 to 1,000,000 jobs, 90% done");
     let lease = lease()?;
     let pool = backend::pool::<B>(url, WORKERS as u32, false)?;

@@ -355,12 +355,7 @@ fn run() -> Res<()> {
             pooler::run(url, &options, &mut results)?;
         }
         if options.runs(growth::SECTION) {
-            growth::run::<backend::Pg>(
-                url,
-                <backend::Pg as backend::Backend>::NAME,
-                &options.plan,
-                &mut results,
-            )?;
+            growth::run::<backend::Pg>(url, &options.plan, &mut results)?;
         }
         if options.runs(commits::SECTION) {
             commits::run::<backend::Pg>(url, &options.plan, &mut results)?;
@@ -386,12 +381,7 @@ fn run() -> Res<()> {
             batch::mysql::run(url, &options, &mut results)?;
         }
         if options.runs(growth::SECTION) {
-            growth::run::<backend::Mysql>(
-                url,
-                <backend::Mysql as backend::Backend>::NAME,
-                &options.plan,
-                &mut results,
-            )?;
+            growth::run::<backend::Mysql>(url, &options.plan, &mut results)?;
         }
         if options.runs(commits::SECTION) {
             commits::run::<backend::Mysql>(url, &options.plan, &mut results)?;
@@ -405,12 +395,7 @@ fn run() -> Res<()> {
                 batch::sqlite::run(&sqlite_url, &options, &mut results)?;
             }
             if options.runs(growth::SECTION) {
-                growth::run::<backend::Sqlite>(
-                    &sqlite_url,
-                    <backend::Sqlite as backend::Backend>::NAME,
-                    &options.plan,
-                    &mut results,
-                )?;
+                growth::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;
             }
             if options.runs(commits::SECTION) {
                 commits::run::<backend::Sqlite>(&sqlite_url, &options.plan, &mut results)?;

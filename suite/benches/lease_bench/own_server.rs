@@ -42,7 +42,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         server.port
     ));
     if options.runs(growth::SECTION) {
-        growth::run::<Pg>(&url, SERVER, &options.plan, results)?;
+        growth::run_on::<Pg>(&url, SERVER, &options.plan, results)?;
     }
     if options.runs(churn::SECTION) || options.runs(churn::HORIZON) {
         churn::run(&url, options, results)?;

@@ -50,10 +50,20 @@ fn wal_position(conn: &mut PgConnection) -> Res<i64> {
     .bytes)
 }
 
-/// The table's updates and HOT updates since `since`, once the statistics count at least
-/// `expected` of them and have stopped changing (a backend sends its counts when it goes idle,
-/// at most once a second, and when it exits; this one is made to send its own at once).
-fn updates_since(conn: &mut PgConnection, since: Updates, expected: i64) -> Res<Updates> {
+impl Updates {
+    /// The updates made between `earlier` and these counts.
+    fn since(self, earlier: Updates) -> Updates {
+        Updates {
+            updates: self.updates - earlier.updates,
+            hot: self.hot - earlier.hot,
+        }
+    }
+}
+
+/// The table's counts of updates and HOT updates, once they count at least `at_least` updates
+/// and have stopped changing (a backend sends its counts when it goes idle, at most once a
+/// second, and when it exits; this one is made to send its own at once).
+fn settled_updates(conn: &mut PgConnection, at_least: i64) -> Res<Updates> {
     conn.batch_execute("SELECT pg_stat_force_next_flush()")?;
     let mut last = None;
     for _ in 0..100 {
@@ -62,11 +72,8 @@ fn updates_since(conn: &mut PgConnection, since: Updates, expected: i64) -> Res<
              WHERE relname = 'bench_kept'",
         )
         .get_result::<Updates>(conn)?;
-        if now.updates - since.updates >= expected && last == Some(now.updates) {
-            return Ok(Updates {
-                updates: now.updates - since.updates,
-                hot: now.hot - since.hot,
-            });
+        if now.updates >= at_least && last == Some(now.updates) {
+            return Ok(now);
         }
         last = Some(now.updates);
         std::thread::sleep(Duration::from_millis(300));
@@ -88,7 +95,6 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     conn.batch_execute(&format!(
         "INSERT INTO bench_kept (id) SELECT generate_series(1, {ROWS}); CHECKPOINT"
     ))?;
-    let stats = Updates { updates: 0, hot: 0 };
     let mut push = |figure: &str, count: i64, wal: i64, updates: Updates, goal: bool| {
         let share = updates.hot as f64 / updates.updates.max(1) as f64;
         results.note(format!(
@@ -114,7 +120,7 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         });
     };
     let lease = lease()?;
-    let mut since = updates_since(conn, stats, 0)?;
+    let before = settled_updates(conn, 0)?;
 
     // Claim cycles, across the table's rows.
     let start = wal_position(conn)?;
@@ -123,36 +129,33 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         Pg::bare_renew_release(conn, n % ROWS + 1, &claim)?;
     }
     let wal = wal_position(conn)? - start;
-    let counted = updates_since(conn, since, 3 * CYCLES)?;
+    let after = settled_updates(conn, before.updates + 3 * CYCLES)?;
     push(
         "a claim cycle (claim, renew, release)",
         CYCLES,
         wal,
-        counted,
+        after.since(before),
         false,
     );
-    since = add(since, counted);
 
     // One-row renewals of every row, held by one claim.
     let claim = Claim::new(OWNER)?;
     Pg::kept_take(conn, ROWS, &claim)?;
     let ids: Vec<i64> = (1..=ROWS).collect();
-    let before_renewals = updates_since(conn, since, ROWS)?;
-    since = add(since, before_renewals);
+    let before = settled_updates(conn, after.updates + ROWS)?;
     let start = wal_position(conn)?;
     for _ in 0..RENEWAL_PASSES {
         Pg::renew_each(conn, &ids, claim.token())?;
     }
     let wal = wal_position(conn)? - start;
-    let counted = updates_since(conn, since, RENEWAL_PASSES * ROWS)?;
+    let after = settled_updates(conn, before.updates + RENEWAL_PASSES * ROWS)?;
     push(
         "a renewal of one row",
         RENEWAL_PASSES * ROWS,
         wal,
-        counted,
+        after.since(before),
         true,
     );
-    since = add(since, counted);
 
     // A keeper's rounds of all 1,000 rows, back to back: a first keeper's until the rows have
     // moved to where renewals leave them (the table is new, its pages filled to the fillfactor),
@@ -160,15 +163,14 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     let (warm_up, _) = keeper_rounds(url, conn, claim, lease, plan.keeper_slice * 10)?;
     let claim = Claim::new(OWNER)?;
     Pg::kept_take(conn, ROWS, &claim)?;
-    let settled = updates_since(conn, since, warm_up * ROWS + ROWS)?;
-    since = add(since, settled);
+    let before = settled_updates(conn, after.updates + warm_up * ROWS + ROWS)?;
     let (rounds, wal) = keeper_rounds(url, conn, claim, lease, plan.keeper_slice * 10)?;
-    let counted = updates_since(conn, since, rounds * ROWS)?;
+    let after = settled_updates(conn, before.updates + rounds * ROWS)?;
     push(
         "a keeper's round of 1,000 held rows",
         rounds,
         wal,
-        counted,
+        after.since(before),
         true,
     );
     conn.batch_execute("DROP TABLE bench_kept")?;
@@ -199,11 +201,4 @@ fn keeper_rounds(
     drop(keeper);
     drop(pool);
     Ok((rounds as i64, wal))
-}
-
-fn add(a: Updates, b: Updates) -> Updates {
-    Updates {
-        updates: a.updates + b.updates,
-        hot: a.hot + b.hot,
-    }
 }
