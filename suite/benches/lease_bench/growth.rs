@@ -4,9 +4,9 @@
 //! a real queue keeps them), with the index a claim of queued jobs in key order needs. Each
 //! finish puts its jobs back in the queue, so that the queue keeps its size while it is measured.
 //!
-//! One table is built at each size in turn, so the sizes cannot be interleaved round by round:
-//! the 10,000-job queue is measured first and again last, both count as the baseline, and the
-//! change between the two is printed as the machine's drift over the measurement.
+//! Each size's queue has a namespace of its own (a schema, a database or a file), so that the
+//! three stand side by side and are measured in interleaved rounds, as every other measurement
+//! is: whatever else the machine does hits every size alike.
 //!
 //! On PostgreSQL it runs on the suite's server, whose autovacuum is off, and again on a server
 //! of its own with the default settings (`own_server.rs`), so that the cost of churn without
@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{self, Ops};
-use crate::measure::{median, Plan};
+use crate::measure::{median, paired_ratio, Plan};
 use crate::report::{Better, Goal, Results, Row};
 use crate::suite::{lease, throughput};
 use crate::Res;
@@ -47,63 +47,13 @@ pub fn run_on<B: Ops>(
     results: &mut Results,
 ) -> Res<()> {
     println!("-- {SECTION}. growth on {server}: queues of 10,000 to 1,000,000 jobs, 90% done");
-    let lease = lease()?;
-    let pool = backend::pool::<B>(url, WORKERS as u32, false)?;
-    let mut baseline = Samples::default();
-    let mut first_baseline = None;
-    let mut grown = Vec::new();
-    // The smallest size first and again last.
-    for (phase, rows) in SIZES.iter().chain(&SIZES[..1]).enumerate() {
-        B::growth_setup(&mut *pool.get()?, *rows, rows / 10 * 9)?;
-        if *rows == SIZES[SIZES.len() - 1] {
-            let plan_text = B::growth_plan(&mut *pool.get()?)?;
-            results.note(format!(
-                "{}: the plan of the claim's read of its candidates on {rows} jobs: {}",
-                server,
-                plan_text.replace('\n', " / ")
-            ));
-        }
-        let samples = if *rows == SIZES[0] {
-            &mut baseline
-        } else {
-            grown.push((*rows, Samples::default()));
-            &mut grown.last_mut().ok_or("a size")?.1
-        };
-        for _ in 0..plan.thread_rounds {
-            for (at, batch) in BATCHES.iter().enumerate() {
-                let jobs = AtomicU64::new(0);
-                throughput::<B>(&pool, WORKERS, plan.thread_slice, true, None, &|conn, _| {
-                    let claimed = B::growth_cycle(conn, *batch, lease, "queued")?;
-                    jobs.fetch_add(claimed as u64, Ordering::Relaxed);
-                    Ok(())
-                })?;
-                samples.rates[at]
-                    .push(jobs.load(Ordering::Relaxed) as f64 / plan.thread_slice.as_secs_f64());
-            }
-            let mut times = Vec::new();
-            throughput::<B>(
-                &pool,
-                1,
-                plan.thread_slice,
-                true,
-                Some(&mut times),
-                &|conn, _| B::growth_cycle(conn, 1, lease, "queued").map(drop),
-            )?;
-            samples.single.push(median(&times));
-        }
-        if phase == 0 {
-            first_baseline = Some(median(&baseline.rates[0]));
-        }
+    let measured = measure::<B>(url, server, plan, results);
+    for rows in SIZES {
+        B::drop_growth_namespace(url, rows)?;
     }
-    if let Some(first) = first_baseline {
-        let both = median(&baseline.rates[0]);
-        results.note(format!(
-            "{}: growth, the 10,000-job queue at batch 10: {first:.0} jobs/s first, {both:.0} \
-             jobs/s over both of its phases (the machine's drift over the measurement)",
-            server
-        ));
-    }
-    for (rows, samples) in &grown {
+    let samples = measured?;
+    let (baseline, grown) = samples.split_first().ok_or("the smallest queue")?;
+    for (rows, samples) in SIZES[1..].iter().zip(grown) {
         let throughputs = BATCHES.iter().enumerate().map(|(at, batch)| {
             (
                 format!("jobs/s, {WORKERS} workers, batch {batch}"),
@@ -117,6 +67,8 @@ pub fn run_on<B: Ops>(
             ("µs", Better::Lower, None),
         );
         for (figure, (base, at_size), (unit, better, goal)) in throughputs.chain([latency]) {
+            // The rounds are interleaved, so each round's ratio is a pair measured side by side.
+            let (ratio, min, max) = paired_ratio(at_size, base);
             let (base, at_size) = (median(base), median(at_size));
             results.push(Row {
                 section: SECTION,
@@ -131,15 +83,68 @@ pub fn run_on<B: Ops>(
                 library_name: format!("{} jobs", thousands(*rows)),
                 library: at_size,
                 unit,
-                ratio: at_size / base,
-                range: None,
+                ratio,
+                range: Some((min, max)),
                 better,
                 goal,
             });
         }
     }
-    B::growth_teardown(&mut *pool.get()?)?;
     Ok(())
+}
+
+/// Builds the queue of every size and measures them in interleaved rounds: the samples of each
+/// size, in the order of [`SIZES`]. Their pools are closed when it returns, so that their
+/// namespaces can be dropped.
+fn measure<B: Ops>(
+    url: &str,
+    server: &str,
+    plan: &Plan,
+    results: &mut Results,
+) -> Res<Vec<Samples>> {
+    let lease = lease()?;
+    let mut pools = Vec::new();
+    for rows in SIZES {
+        let pool = backend::pool::<B>(&B::growth_namespace(url, rows)?, WORKERS as u32, false)?;
+        B::growth_setup(&mut *pool.get()?, rows, rows / 10 * 9)?;
+        pools.push(pool);
+    }
+    let largest = pools.last().ok_or("the largest queue")?;
+    let plan_text = B::growth_plan(&mut *largest.get()?)?;
+    results.note(format!(
+        "{server}: the plan of the claim's read of its candidates on {} jobs: {}",
+        thousands(SIZES[SIZES.len() - 1]),
+        plan_text.replace('\n', " / ")
+    ));
+    let mut samples: Vec<Samples> = SIZES.iter().map(|_| Samples::default()).collect();
+    for round in 0..plan.thread_rounds {
+        // Which size goes first rotates from round to round.
+        for k in 0..SIZES.len() {
+            let size = (round + k) % SIZES.len();
+            let (pool, samples) = (&pools[size], &mut samples[size]);
+            for (at, batch) in BATCHES.iter().enumerate() {
+                let jobs = AtomicU64::new(0);
+                throughput::<B>(pool, WORKERS, plan.thread_slice, true, None, &|conn, _| {
+                    let claimed = B::growth_cycle(conn, *batch, lease, "queued")?;
+                    jobs.fetch_add(claimed as u64, Ordering::Relaxed);
+                    Ok(())
+                })?;
+                samples.rates[at]
+                    .push(jobs.load(Ordering::Relaxed) as f64 / plan.thread_slice.as_secs_f64());
+            }
+            let mut times = Vec::new();
+            throughput::<B>(
+                pool,
+                1,
+                plan.thread_slice,
+                true,
+                Some(&mut times),
+                &|conn, _| B::growth_cycle(conn, 1, lease, "queued").map(drop),
+            )?;
+            samples.single.push(median(&times));
+        }
+    }
+    Ok(samples)
 }
 
 fn thousands(n: i64) -> String {

@@ -402,9 +402,7 @@ fn run() -> Res<()> {
             }
             Ok(())
         });
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{sqlite_url}{suffix}"));
-    }
+    backend::sqlite::remove_database(&sqlite_url);
     sqlite?;
     if options.runs(7) {
         if let Err(error) = profile::run(&options, &mut results) {

@@ -122,9 +122,7 @@ pub fn cycles(cycles: usize, variant: &str) -> Res<()> {
         profile_cycles(&mut conn, 20, variant)?; // warm: the cached variants prepare here
         profile_cycles(&mut conn, cycles, variant)
     })();
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{url}{suffix}"));
-    }
+    backend::sqlite::remove_database(&url);
     result
 }
 

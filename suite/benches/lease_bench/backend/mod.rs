@@ -70,6 +70,15 @@ pub trait Backend: 'static {
     /// Whether measurement 5 (`FOR UPDATE NOWAIT`) runs.
     const NOWAIT: bool;
 
+    /// Measurement 11's namespace for its queue of `rows` jobs (a schema on PostgreSQL, a
+    /// database on MySQL/MariaDB, a file on SQLite), created if missing: the URL of a connection
+    /// into it. A namespace a size, so that the queues of every size stand side by side and their
+    /// rounds interleave.
+    fn growth_namespace(url: &str, rows: i64) -> Res<String>;
+
+    /// That namespace dropped, with its queue.
+    fn drop_growth_namespace(url: &str, rows: i64) -> Res<()>;
+
     /// Sets a connection up (SQLite's pragmas; nothing elsewhere).
     fn configure(_conn: &mut Self::Conn) -> QueryResult<()> {
         Ok(())
@@ -229,6 +238,11 @@ pub fn connect<B: Backend>(url: &str) -> Res<B::Conn> {
 
 /// A pool of `size` connections, all open; `test_on_check_out` is r2d2's `SELECT 1` per
 /// checkout.
+/// The name of measurement 11's namespace for its queue of `rows` jobs.
+fn growth_namespace_name(rows: i64) -> String {
+    format!("bench_growth_{rows}")
+}
+
 pub fn pool<B: Backend>(url: &str, size: u32, test_on_check_out: bool) -> Res<ConnPool<B>> {
     let builder = Pool::builder()
         .max_size(size)

@@ -3,8 +3,8 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel_lease::prelude::*;
 
-use super::{Backend, IntFlag};
-use crate::{bench_leases, LeaseRow};
+use super::{growth_namespace_name, Backend, IntFlag};
+use crate::{bench_leases, LeaseRow, Res};
 
 /// MySQL/MariaDB.
 #[derive(Debug)]
@@ -58,6 +58,30 @@ impl Backend for Mysql {
 
     /// The claim of the cycle through `diesel::update`, its row read back as the library reads
     /// it: by its key and the claim's token.
+    /// A database: the URL's path names it.
+    fn growth_namespace(url: &str, rows: i64) -> Res<String> {
+        let database = growth_namespace_name(rows);
+        diesel::sql_query(format!("CREATE DATABASE IF NOT EXISTS {database}"))
+            .execute(&mut diesel::MysqlConnection::establish(url)?)?;
+        let (path, query) = url
+            .split_once('?')
+            .map_or((url, ""), |(path, query)| (path, query));
+        let (server, _) = path.rsplit_once('/').ok_or("a database in the URL")?;
+        let query = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{query}")
+        };
+        Ok(format!("{server}/{database}{query}"))
+    }
+
+    fn drop_growth_namespace(url: &str, rows: i64) -> Res<()> {
+        let database = growth_namespace_name(rows);
+        diesel::sql_query(format!("DROP DATABASE IF EXISTS {database}"))
+            .execute(&mut diesel::MysqlConnection::establish(url)?)?;
+        Ok(())
+    }
+
     fn diesel_update_claim(
         conn: &mut Self::Conn,
         id: i64,

@@ -3,8 +3,8 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel_lease::prelude::*;
 
-use super::{Backend, Flag};
-use crate::{bench_leases, LeaseRow};
+use super::{growth_namespace_name, Backend, Flag};
+use crate::{bench_leases, LeaseRow, Res};
 
 /// PostgreSQL.
 #[derive(Debug)]
@@ -56,6 +56,22 @@ impl Backend for Pg {
 
     /// The claim of the cycle through `diesel::update`, its row read back as the library reads
     /// it: `RETURNING`.
+    /// A schema, made the connection's `search_path` through libpq's `options`.
+    fn growth_namespace(url: &str, rows: i64) -> Res<String> {
+        let schema = growth_namespace_name(rows);
+        diesel::sql_query(format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .execute(&mut diesel::PgConnection::establish(url)?)?;
+        let separator = if url.contains('?') { '&' } else { '?' };
+        Ok(format!("{url}{separator}options=-csearch_path%3D{schema}"))
+    }
+
+    fn drop_growth_namespace(url: &str, rows: i64) -> Res<()> {
+        let schema = growth_namespace_name(rows);
+        diesel::sql_query(format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .execute(&mut diesel::PgConnection::establish(url)?)?;
+        Ok(())
+    }
+
     fn diesel_update_claim(
         conn: &mut Self::Conn,
         id: i64,

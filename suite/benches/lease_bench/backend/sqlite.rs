@@ -3,8 +3,8 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel_lease::prelude::*;
 
-use super::Backend;
-use crate::{bench_leases, LeaseRow};
+use super::{growth_namespace_name, Backend};
+use crate::{bench_leases, LeaseRow, Res};
 use diesel::r2d2::CustomizeConnection;
 
 /// SQLite.
@@ -52,6 +52,16 @@ impl Backend for Sqlite {
     const ADVISORY: Option<&str> = None;
     const NOWAIT: bool = false;
 
+    /// A database file beside the benchmark's.
+    fn growth_namespace(url: &str, rows: i64) -> Res<String> {
+        Ok(format!("{url}-{}", growth_namespace_name(rows)))
+    }
+
+    fn drop_growth_namespace(url: &str, rows: i64) -> Res<()> {
+        remove_database(&Self::growth_namespace(url, rows)?);
+        Ok(())
+    }
+
     /// The claim of the cycle through `diesel::update`, its row read back as the library reads
     /// it: `RETURNING`.
     fn diesel_update_claim(
@@ -91,6 +101,13 @@ impl Backend for Sqlite {
 
     fn advisory_unlock_all(_conn: &mut Self::Conn) -> QueryResult<()> {
         Ok(())
+    }
+}
+
+/// Removes the database at `path` with its WAL and shared-memory files, whichever exist.
+pub fn remove_database(path: &str) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
 }
 
