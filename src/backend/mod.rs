@@ -192,6 +192,18 @@ where
     recovered(row, conn)
 }
 
+/// A guarded write of one row, named by its key and token: `row` if the `UPDATE` matched, since
+/// no other row can. The count of matched rows is the answer, on every backend, without
+/// `RETURNING` or a read back.
+pub(crate) fn write_one<C, S, Row>(statement: S, row: Row, conn: &mut C) -> QueryResult<Vec<Row>>
+where
+    C: Connection,
+    S: diesel::query_dsl::methods::ExecuteDsl<C>,
+{
+    let matched = S::execute(statement, conn)?;
+    Ok(if matched > 0 { vec![row] } else { Vec::new() })
+}
+
 /// The outcome `read` of a read on `conn`, passed through; on a database error, `conn` first gets
 /// what its backend needs before the failed statement may run again.
 fn recovered<C, R>(read: QueryResult<R>, conn: &mut C) -> QueryResult<R>

@@ -134,7 +134,6 @@ pub struct HeldWrite<Statement, Returned, Locking, ReadBack, Row> {
     pub(crate) read_back: ReadBack,
     #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
     pub(crate) keeps_token: bool,
-    #[cfg_attr(not(feature = "mysql"), allow(dead_code))]
     pub(crate) only: Option<Row>,
 }
 

@@ -1,5 +1,8 @@
 //! The strategy of a backend with `RETURNING` (PostgreSQL, SQLite): every statement says itself
-//! which rows it changed, so a claim, a batch and a guarded write are one statement each.
+//! which rows it changed, so a claim, a batch and a guarded write are one statement each. A
+//! guarded write of one row says it by the count of rows it changed, which needs no `RETURNING`
+//! (on SQLite, whose `RETURNING` runs as a trigger into a temporary table, that is a third of a
+//! one-row renewal's instructions).
 
 /// Implements the operations of `$backend` by `RETURNING`.
 macro_rules! learns_by_returning {
@@ -64,13 +67,17 @@ macro_rules! learns_by_returning {
             > for $backend
         where
             C: diesel::Connection<Backend = $backend>,
-            S: $crate::backend::ReturnsSelection<Returned>,
+            S: $crate::backend::ReturnsSelection<Returned>
+                + diesel::query_dsl::methods::ExecuteDsl<C>,
             S::Returning: diesel::query_dsl::LoadQuery<'q, C, Row>,
         {
             fn write_held(
                 plan: $crate::backend::HeldWrite<S, Returned, Locking, ReadBack, Row>,
                 conn: &mut C,
             ) -> diesel::QueryResult<Vec<Row>> {
+                if let Some(row) = plan.only {
+                    return $crate::backend::write_one(plan.statement, row, conn);
+                }
                 let statement = plan.statement.returning(plan.returned);
                 $crate::backend::read(statement, conn)
             }

@@ -5,7 +5,7 @@ use diesel::query_dsl::LoadQuery;
 use diesel::{Connection, QueryResult};
 
 use super::transaction::short_transaction;
-use crate::backend::{read, HeldWrite, WritesHeld};
+use crate::backend::{read, write_one, HeldWrite, WritesHeld};
 
 /// One row needs no more than the `UPDATE`: whether it matched is the answer. Several rows:
 /// a write that keeps their tokens (a renewal, a holder's write) is read back by key and token
@@ -30,8 +30,7 @@ where
         conn: &mut C,
     ) -> QueryResult<Vec<Row>> {
         if let Some(row) = plan.only {
-            let matched = S::execute(plan.statement, conn)?;
-            return Ok(if matched > 0 { vec![row] } else { Vec::new() });
+            return write_one(plan.statement, row, conn);
         }
         if plan.keeps_token {
             if S::execute(plan.statement, conn)? == 0 {
