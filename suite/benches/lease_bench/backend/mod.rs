@@ -243,6 +243,13 @@ fn growth_namespace_name(rows: i64) -> String {
     format!("bench_growth_{rows}")
 }
 
+/// Runs `sql` on a connection of its own to `url`: a namespace created or dropped.
+fn run_alone<B: Backend>(url: &str, sql: String) -> Res<()> {
+    use diesel::connection::SimpleConnection;
+    B::Conn::establish(url)?.batch_execute(&sql)?;
+    Ok(())
+}
+
 pub fn pool<B: Backend>(url: &str, size: u32, test_on_check_out: bool) -> Res<ConnPool<B>> {
     let builder = Pool::builder()
         .max_size(size)

@@ -3,7 +3,7 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel_lease::prelude::*;
 
-use super::{growth_namespace_name, Backend, IntFlag};
+use super::{growth_namespace_name, run_alone, Backend, IntFlag};
 use crate::{bench_leases, LeaseRow, Res};
 
 /// MySQL/MariaDB.
@@ -61,8 +61,7 @@ impl Backend for Mysql {
     /// A database: the URL's path names it.
     fn growth_namespace(url: &str, rows: i64) -> Res<String> {
         let database = growth_namespace_name(rows);
-        diesel::sql_query(format!("CREATE DATABASE IF NOT EXISTS {database}"))
-            .execute(&mut diesel::MysqlConnection::establish(url)?)?;
+        run_alone::<Self>(url, format!("CREATE DATABASE IF NOT EXISTS {database}"))?;
         let (path, query) = url
             .split_once('?')
             .map_or((url, ""), |(path, query)| (path, query));
@@ -77,9 +76,7 @@ impl Backend for Mysql {
 
     fn drop_growth_namespace(url: &str, rows: i64) -> Res<()> {
         let database = growth_namespace_name(rows);
-        diesel::sql_query(format!("DROP DATABASE IF EXISTS {database}"))
-            .execute(&mut diesel::MysqlConnection::establish(url)?)?;
-        Ok(())
+        run_alone::<Self>(url, format!("DROP DATABASE IF EXISTS {database}"))
     }
 
     fn diesel_update_claim(

@@ -3,7 +3,7 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel_lease::prelude::*;
 
-use super::{growth_namespace_name, Backend, Flag};
+use super::{growth_namespace_name, run_alone, Backend, Flag};
 use crate::{bench_leases, LeaseRow, Res};
 
 /// PostgreSQL.
@@ -59,17 +59,14 @@ impl Backend for Pg {
     /// A schema, made the connection's `search_path` through libpq's `options`.
     fn growth_namespace(url: &str, rows: i64) -> Res<String> {
         let schema = growth_namespace_name(rows);
-        diesel::sql_query(format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-            .execute(&mut diesel::PgConnection::establish(url)?)?;
+        run_alone::<Self>(url, format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
         let separator = if url.contains('?') { '&' } else { '?' };
         Ok(format!("{url}{separator}options=-csearch_path%3D{schema}"))
     }
 
     fn drop_growth_namespace(url: &str, rows: i64) -> Res<()> {
         let schema = growth_namespace_name(rows);
-        diesel::sql_query(format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .execute(&mut diesel::PgConnection::establish(url)?)?;
-        Ok(())
+        run_alone::<Self>(url, format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
     }
 
     fn diesel_update_claim(
