@@ -236,8 +236,6 @@ pub fn connect<B: Backend>(url: &str) -> Res<B::Conn> {
     Ok(conn)
 }
 
-/// A pool of `size` connections, all open; `test_on_check_out` is r2d2's `SELECT 1` per
-/// checkout.
 /// The name of measurement 11's namespace for its queue of `rows` jobs.
 fn growth_namespace_name(rows: i64) -> String {
     format!("bench_growth_{rows}")
@@ -250,6 +248,8 @@ fn run_alone<B: Backend>(url: &str, sql: String) -> Res<()> {
     Ok(())
 }
 
+/// A pool of `size` connections, all open; `test_on_check_out` is r2d2's `SELECT 1` per
+/// checkout.
 pub fn pool<B: Backend>(url: &str, size: u32, test_on_check_out: bool) -> Res<ConnPool<B>> {
     let builder = Pool::builder()
         .max_size(size)

@@ -56,21 +56,16 @@ impl Backend for Mysql {
     const ADVISORY: Option<&str> = Some("GET_LOCK(name, 0)");
     const NOWAIT: bool = true;
 
-    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
-    /// it: by its key and the claim's token.
     /// A database: the URL's path names it.
     fn growth_namespace(url: &str, rows: i64) -> Res<String> {
         let database = growth_namespace_name(rows);
         run_alone::<Self>(url, format!("CREATE DATABASE IF NOT EXISTS {database}"))?;
         let (path, query) = url
             .split_once('?')
-            .map_or((url, ""), |(path, query)| (path, query));
+            .map_or((url, String::new()), |(path, query)| {
+                (path, format!("?{query}"))
+            });
         let (server, _) = path.rsplit_once('/').ok_or("a database in the URL")?;
-        let query = if query.is_empty() {
-            String::new()
-        } else {
-            format!("?{query}")
-        };
         Ok(format!("{server}/{database}{query}"))
     }
 
@@ -79,6 +74,8 @@ impl Backend for Mysql {
         run_alone::<Self>(url, format!("DROP DATABASE IF EXISTS {database}"))
     }
 
+    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
+    /// it: by its key and the claim's token.
     fn diesel_update_claim(
         conn: &mut Self::Conn,
         id: i64,

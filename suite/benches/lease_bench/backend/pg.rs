@@ -54,8 +54,6 @@ impl Backend for Pg {
     const ADVISORY: Option<&str> = Some("pg_try_advisory_lock");
     const NOWAIT: bool = true;
 
-    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
-    /// it: `RETURNING`.
     /// A schema, made the connection's `search_path` through libpq's `options`.
     fn growth_namespace(url: &str, rows: i64) -> Res<String> {
         let schema = growth_namespace_name(rows);
@@ -69,6 +67,8 @@ impl Backend for Pg {
         run_alone::<Self>(url, format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
     }
 
+    /// The claim of the cycle through `diesel::update`, its row read back as the library reads
+    /// it: `RETURNING`.
     fn diesel_update_claim(
         conn: &mut Self::Conn,
         id: i64,
