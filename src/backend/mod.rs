@@ -57,6 +57,13 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
     /// `SQLITE_MAX_VARIABLE_NUMBER`). A holder's write of more keys is split into parts.
     const MOST_BOUND_VALUES: usize;
 
+    /// The most key values (keys times their columns) one statement names, below
+    /// [`MOST_BOUND_VALUES`](Self::MOST_BOUND_VALUES) where a longer key list would make the
+    /// server read more rows than it names: MariaDB's range optimizer gives up on a range past
+    /// `optimizer_max_sel_arg_weight` (32,000 by default) and scans the whole index, locking what
+    /// it passes. A holder's write of more is split into parts, as one past the binds is.
+    const MOST_KEY_VALUES: usize = usize::MAX;
+
     /// `body` in one transaction of the library's (a savepoint inside a transaction of the
     /// caller's): the parts of a split write commit together or not at all. MySQL/MariaDB run
     /// it at READ COMMITTED, as the library's other transactions there.

@@ -12,6 +12,9 @@ impl LeaseBackend for Mysql {
     // MySQL spells `VALUES` in a row list differently from MariaDB: plain row values serve both.
     const ROW_LIST_OPEN: &'static str = "(";
     const MOST_BOUND_VALUES: usize = 65_535;
+    // Half of MariaDB's default `optimizer_max_sel_arg_weight`: a key list read by key, never a
+    // scan of the whole index.
+    const MOST_KEY_VALUES: usize = 16_384;
 
     fn all_or_nothing<C, R>(
         conn: &mut C,

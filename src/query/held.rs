@@ -505,6 +505,7 @@ where
         } = self;
         let most = most_keys_in_one_statement(
             <C::Backend as LeaseBackend>::MOST_BOUND_VALUES,
+            <C::Backend as LeaseBackend>::MOST_KEY_VALUES,
             <T::KeySqlType as KeyType>::COLUMNS,
         );
         let changed = if held.keys.len() <= most {

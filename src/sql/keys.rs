@@ -314,11 +314,19 @@ fn padded_lists<T>(values: &[T]) -> impl Iterator<Item = Vec<&T>> {
     lists.into_iter()
 }
 
-/// The most keys of `columns` columns that one statement binding at most `most_bound` values
-/// names in its key list: room is left for the token and the caller's changes, and a part is
-/// whole padded lists, so that padding never takes it past the limit.
-pub(crate) fn most_keys_in_one_statement(most_bound: usize, columns: usize) -> usize {
-    let room = most_bound.saturating_sub(BOUND_BESIDE_THE_KEYS) / columns.max(1);
+/// The most keys of `columns` columns that one statement binding at most `most_bound` values,
+/// and naming at most `most_key_values` in its key list, names there: room is left for the token
+/// and the caller's changes, and a part is whole padded lists, so that padding never takes it
+/// past either limit.
+pub(crate) fn most_keys_in_one_statement(
+    most_bound: usize,
+    most_key_values: usize,
+    columns: usize,
+) -> usize {
+    let room = most_bound
+        .saturating_sub(BOUND_BESIDE_THE_KEYS)
+        .min(most_key_values)
+        / columns.max(1);
     (room / MOST_VALUES_IN_ONE_LIST).max(1) * MOST_VALUES_IN_ONE_LIST
 }
 
@@ -339,13 +347,15 @@ mod tests {
     #[test]
     fn a_statement_names_as_many_keys_as_whole_lists_fit_beside_what_else_it_binds() {
         use super::most_keys_in_one_statement;
-        assert_eq!(most_keys_in_one_statement(65_535, 1), 64_000);
-        assert_eq!(most_keys_in_one_statement(65_535, 2), 31_744);
-        assert_eq!(most_keys_in_one_statement(32_766, 1), 31_232);
-        assert_eq!(most_keys_in_one_statement(32_766, 2), 15_360);
-        assert_eq!(most_keys_in_one_statement(32_766, 4), 7_680);
+        assert_eq!(most_keys_in_one_statement(65_535, usize::MAX, 1), 64_000);
+        assert_eq!(most_keys_in_one_statement(65_535, usize::MAX, 2), 31_744);
+        assert_eq!(most_keys_in_one_statement(32_766, usize::MAX, 1), 31_232);
+        assert_eq!(most_keys_in_one_statement(32_766, usize::MAX, 2), 15_360);
+        assert_eq!(most_keys_in_one_statement(32_766, usize::MAX, 4), 7_680);
+        assert_eq!(most_keys_in_one_statement(65_535, 16_384, 1), 16_384);
+        assert_eq!(most_keys_in_one_statement(65_535, 16_384, 3), 5_120);
         for (most, columns) in [(65_535, 1), (65_535, 3), (32_766, 2), (32_766, 4)] {
-            let keys = most_keys_in_one_statement(most, columns);
+            let keys = most_keys_in_one_statement(most, usize::MAX, columns);
             assert_eq!(keys % 512, 0, "whole lists: padding stays within the part");
             assert!(
                 keys * columns + 1_024 <= most,

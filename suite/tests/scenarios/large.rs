@@ -8,8 +8,8 @@ use diesel_lease::prelude::*;
 use crate::common::items::lease_items;
 use crate::common::jobs::lease_jobs;
 
-/// Past every backend's limit for one-column keys (64,000 a statement on PostgreSQL and
-/// MySQL/MariaDB, 31,232 on SQLite): every backend splits.
+/// Past every backend's limit for one-column keys (64,000 a statement on PostgreSQL, 16,384 on
+/// MySQL/MariaDB, whose range optimizer scans past that, 31,232 on SQLite): every backend splits.
 const ONE_COLUMN_KEYS: usize = 70_000;
 /// Past every backend's limit for two-column keys (31,744, and 15,360 on SQLite).
 const TWO_COLUMN_KEYS: i64 = 35_000;
