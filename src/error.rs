@@ -44,6 +44,10 @@ pub enum Error {
     /// A keeper's renewal thread could not be started.
     #[error("the keeper's thread could not start: {0}")]
     KeeperThread(#[source] std::io::Error),
+    /// A keeper's [`shutdown`](crate::Keeper::shutdown) did not finish within its bound: what it
+    /// had not released yet is released on a thread of its own, or runs out by its lease.
+    #[error("the keeper did not stop within {0:?}: the rest is released in the background, or runs out by its lease")]
+    StopTimedOut(std::time::Duration),
     /// A batch claim or reap asked for no rows, or for more than
     /// [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE).
     #[error("invalid batch size: {0}")]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use diesel::connection::Connection;
 use diesel::query_builder::AsChangeset;
 
+use super::bounded::finished_within;
 use super::claims::{release_claim, ReleasesUnattended};
 use super::state::ClaimState;
 use super::LeaseLost;
@@ -19,7 +20,11 @@ use crate::{
 };
 
 /// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
-/// step of the work, and release or finish its rows when done (dropping it releases too).
+/// step of the work, and release or finish its rows when done. Dropping it releases too, on a
+/// thread of its own, waiting no longer than [`KeeperSettings::drop_within`](crate::KeeperSettings::drop_within)
+/// (1 s by default); a release that takes longer goes on alone, and the rows it never frees free by
+/// their lease. A release that must be waited for is [`release`](Self::release), on the caller's
+/// connection.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -216,11 +221,25 @@ impl<T: ClaimLease> Kept<T> {
     }
 }
 
+/// Releases what the claim still holds, waiting for it no longer than the keeper's
+/// [`drops_within`](crate::KeeperSettings::drops_within): renewals stop at once, so that rows
+/// whose release never lands free by their lease.
 impl<T: ClaimLease> Drop for Kept<T> {
     fn drop(&mut self) {
-        if let Some(unattended) = &self.unattended {
-            unattended.release_unattended(&self.state);
+        let Some(unattended) = self.unattended.take() else {
+            return;
+        };
+        if self.state.is_off_the_keepers_hands() {
+            // Released already: no thread to start.
+            return;
         }
+        self.state.stop_renewing();
+        let state = Arc::clone(&self.state);
+        finished_within(
+            "diesel-lease release",
+            state.settings().drops_within(),
+            move || unattended.release_unattended(&state),
+        );
     }
 }
 

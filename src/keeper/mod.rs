@@ -1,5 +1,6 @@
 //! Keeping leases: a thread that renews the rows it keeps, tells the work the moment a lease is
 //! lost, and releases them when done.
+mod bounded;
 mod claims;
 mod drained;
 mod kept;
@@ -12,13 +13,14 @@ mod stats;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
 use crate::{monotonic, Error, HeldRows, Lease};
+use bounded::finished_within;
 pub use claims::Keepable;
 use claims::{Renewing, TableClaims};
 pub use drained::{Drained, DrainedTable};
@@ -40,9 +42,13 @@ use stats::Tally;
 /// The keeper owns a clone of an r2d2 pool and takes a connection for each renewal only; a
 /// broken connection is replaced by the pool at the next one. Size the pool for it (or give it a
 /// small pool of its own): a renewal that waits for a connection is a renewal that may come too
-/// late. A release on drop waits for one no longer than a renewal interval; without one, it
-/// stops renewing the claim, leaves its lease to run out on its own and warns operators
-/// (`tracing` feature). Dropping the keeper stops it and releases every claim it still keeps.
+/// late. Dropping the keeper stops it and releases every claim it still keeps, and dropping a
+/// [`Kept`] releases its claim, each on a thread of its own, waited for no longer than
+/// [`KeeperSettings::drop_within`] (1 s by default) whatever the number of claims and whatever the
+/// server does: a release that takes longer goes on alone, renewals stop at the drop, and rows
+/// whose release never lands free by their lease (a release that fails warns operators, `tracing`
+/// feature). [`drain`](Self::drain) and [`shutdown`](Self::shutdown) are the releases a caller
+/// waits for.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -324,36 +330,65 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn drain(&self) -> Result<Drained, Error> {
-        let tables: Vec<Arc<dyn Renewing>> = lock(&self.shared.tables)
-            .iter()
-            .map(|table| Arc::clone(&table.renewing))
-            .collect();
-        let mut drained = Drained::default();
-        let mut failed = None;
-        for table in tables {
-            match table.drain() {
-                Ok(table) => drained.tables.push(table),
-                Err(error) => {
-                    failed.get_or_insert(error);
-                }
-            }
-        }
-        failed.map_or(Ok(drained), Err)
+        self.shared.drain()
+    }
+
+    /// Stops the keeper, waiting at most `within`: a [`drain`](Self::drain) of everything it
+    /// keeps, once its thread has ended, then a release of what the drain left (a table that got
+    /// no connection), each claim alone. What the drain released, or its error; past `within`,
+    /// [`Error::StopTimedOut`], and the rest goes on alone on a thread of its own (the claims are
+    /// renewed no more, so rows it never frees free by their lease). Dropping the keeper does the
+    /// same, without the drain's answer, within [`KeeperSettings::drop_within`].
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use std::time::Duration;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// let kept = keeper.keep(jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?)?;
+    /// let drained = keeper.shutdown(Duration::from_secs(5))?;
+    /// assert_eq!(drained.rows(), 1);
+    /// assert!(!kept.is_held());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shutdown(mut self, within: Duration) -> Result<Drained, Error> {
+        let (answer, drained) = mpsc::sync_channel(1);
+        self.stop(within, move |shared| {
+            // The waiter may have gone: what the drain did is in the claims' handles.
+            let _ = answer.send(shared.drain());
+            shared.release_all();
+        });
+        drained
+            .try_recv()
+            .unwrap_or(Err(Error::StopTimedOut(within)))
+    }
+
+    /// Stops the thread, then runs `last` on what is left and tells operators the keeper
+    /// stopped, all on a thread of its own waited for at most `within`.
+    fn stop(&mut self, within: Duration, last: impl FnOnce(&Shared<C>) + Send + 'static) {
+        *lock(&self.shared.stopped) = true;
+        self.shared.wake.notify_all();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let shared = Arc::clone(&self.shared);
+        finished_within("diesel-lease keeper stop", within, move || {
+            // A renewal thread that panicked has nothing left to stop.
+            let _ = thread.join();
+            last(&shared);
+            crate::events::emit_keeper_stopped(&shared.tally.snapshot());
+        });
     }
 }
 
 impl<C: R2D2Connection + 'static> Drop for Keeper<C> {
     fn drop(&mut self) {
-        *lock(&self.shared.stopped) = true;
-        self.shared.wake.notify_all();
-        if let Some(thread) = self.thread.take() {
-            // A renewal thread that panicked has nothing left to stop.
-            let _ = thread.join();
-        }
-        for table in lock(&self.shared.tables).drain(..) {
-            table.renewing.release_all();
-        }
-        crate::events::emit_keeper_stopped(&self.shared.tally.snapshot());
+        let within = self.shared.settings.drops_within();
+        self.stop(within, Shared::release_all);
     }
 }
 
@@ -367,11 +402,7 @@ impl<C: R2D2Connection + 'static> Shared<C> {
             self.tally
                 .round_started(due, round_start, self.settings.renews_every());
             let mut sent = 0;
-            let tables: Vec<Arc<dyn Renewing>> = lock(&self.tables)
-                .iter()
-                .map(|table| Arc::clone(&table.renewing))
-                .collect();
-            for table in tables {
+            for table in self.tables() {
                 if self.is_stopped() {
                     return;
                 }
@@ -399,6 +430,37 @@ impl<C: R2D2Connection + 'static> Shared<C> {
                 return;
             }
         }
+    }
+
+    /// Releases everything kept now, all at once where it can: see [`Keeper::drain`].
+    fn drain(&self) -> Result<Drained, Error> {
+        let mut drained = Drained::default();
+        let mut failed = None;
+        for table in self.tables() {
+            match table.drain() {
+                Ok(table) => drained.tables.push(table),
+                Err(error) => {
+                    failed.get_or_insert(error);
+                }
+            }
+        }
+        failed.map_or(Ok(drained), Err)
+    }
+
+    /// Releases every claim still kept, each alone, as the keeper stops: no one is left to hear
+    /// of an error but operators, and the leases run out on their own.
+    fn release_all(&self) {
+        for table in lock(&self.tables).drain(..) {
+            table.renewing.release_all();
+        }
+    }
+
+    /// The tables with claims kept.
+    fn tables(&self) -> Vec<Arc<dyn Renewing>> {
+        lock(&self.tables)
+            .iter()
+            .map(|table| Arc::clone(&table.renewing))
+            .collect()
     }
 
     fn is_stopped(&self) -> bool {

@@ -13,7 +13,9 @@ use crate::{Error, Lease};
 ///   renewing and reports the lease lost; none by default;
 /// * `at_least`: the shortest it holds any claim (ShedLock's `lockAtLeastFor`), by the database's
 ///   clock: a release before it leaves the rows dated so that no one takes them sooner; none by
-///   default.
+///   default;
+/// * `drop_within`: the longest a drop of a [`Kept`](crate::Kept) or of the keeper waits for its
+///   release, 1 s by default.
 ///
 /// ```
 /// use std::time::Duration;
@@ -33,7 +35,12 @@ pub struct KeeperSettings {
     margin: Duration,
     at_most: Option<Duration>,
     at_least: Option<Duration>,
+    drop_within: Duration,
 }
+
+/// How long a drop waits for its release by default: long enough for a release on a server that
+/// answers, short enough for a thread that must not block.
+const DROP_WITHIN: Duration = Duration::from_secs(1);
 
 impl KeeperSettings {
     /// Renew every third of `lease`, and stop trusting an unconfirmed lease a fifth of it early.
@@ -51,6 +58,7 @@ impl KeeperSettings {
             margin: lease.as_duration() / 5,
             at_most: None,
             at_least: None,
+            drop_within: DROP_WITHIN,
         }
     }
 
@@ -114,6 +122,39 @@ impl KeeperSettings {
             at_least: Some(at_least),
             ..self
         }
+    }
+
+    /// Let a drop of a [`Kept`](crate::Kept), or of the keeper, wait at most `within` for its
+    /// release, whatever the number of claims and whatever the server does (stopped while its
+    /// host still answers, say). The release runs on a thread of its own: past the bound it goes
+    /// on alone, and the drop returns; the claims are renewed no more from the drop on, so rows
+    /// whose release never lands free by their lease. `Duration::ZERO` never waits.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let settings = diesel_lease::KeeperSettings::new(diesel_lease::Lease::from_secs(30)?)
+    ///     .drop_within(Duration::from_millis(200));
+    /// assert_eq!(settings.drops_within(), Duration::from_millis(200));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn drop_within(self, within: Duration) -> Self {
+        Self {
+            drop_within: within,
+            ..self
+        }
+    }
+
+    /// The longest a drop waits for its release: 1 s unless set by
+    /// [`drop_within`](Self::drop_within).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let settings = diesel_lease::KeeperSettings::new(diesel_lease::Lease::from_secs(30)?);
+    /// assert_eq!(settings.drops_within(), Duration::from_secs(1));
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn drops_within(&self) -> Duration {
+        self.drop_within
     }
 
     /// How often the keeper renews.

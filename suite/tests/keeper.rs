@@ -14,6 +14,7 @@ on_every_backend! {
         include!("scenarios/keeper.rs");
         include!("scenarios/keeper_stats.rs");
         include!("scenarios/draining.rs");
+        include!("scenarios/dropping.rs");
     }
     postgres: {
         include!("scenarios/keeper_postgres.rs");
@@ -28,6 +29,7 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod draining;
+    mod dropping;
     mod keeper;
     mod keeper_mysql;
     mod keeper_postgres;

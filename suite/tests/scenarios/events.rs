@@ -15,9 +15,12 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
     let claim = Claim::new(&unique_id("owner")).unwrap();
     let ids = queued_jobs(conn, 3, "queued");
     let held = claim_all(conn, &ids, &claim, minute());
+    // Its drop waits for the stop's events however loaded the machine: they are asserted.
     let keeper = Keeper::start(
         backend::pool_of(2),
-        KeeperSettings::new(minute()).every(Duration::from_millis(20)),
+        KeeperSettings::new(minute())
+            .every(Duration::from_millis(20))
+            .drop_within(Duration::from_secs(30)),
     )
     .unwrap();
     let kept = keeper.keep(&held).unwrap();

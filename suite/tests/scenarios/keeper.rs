@@ -163,14 +163,13 @@ fn dropping_the_keeper_releases_what_it_keeps() {
 
     drop(keeper);
 
+    // A drop waits for its release up to a bound: under load the release may land just after.
     let conn = &mut connection();
-    for id in held.keys() {
-        assert_eq!(
-            job(conn, id).lease_token,
-            None,
-            "{id} released when the keeper stopped"
-        );
-    }
+    eventually("every row released when the keeper stopped", || {
+        held.keys()
+            .iter()
+            .all(|id| job(conn, id).lease_token.is_none())
+    });
     assert!(
         kept.release().run(conn).unwrap().is_empty(),
         "and never released twice"
@@ -544,10 +543,9 @@ fn a_kept_claim_is_not_held_once_its_keeper_has_stopped() {
 
     drop(keeper);
 
-    assert!(
-        !kept.is_held(),
-        "the keeper released it: the work must stop"
-    );
+    eventually("the keeper released it: the work must stop", || {
+        !kept.is_held()
+    });
     assert_eq!(
         kept.check().expect_err("released").reason,
         LossReason::Released
