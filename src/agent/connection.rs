@@ -70,7 +70,7 @@ pub trait AgentBackend<C>: diesel::backend::Backend {
         conn: &mut C,
         chat: &str,
         user: &str,
-        reference: &str,
+        claim: &Claim,
     ) -> QueryResult<Option<bool>>;
     #[doc(hidden)]
     fn claim_chat(
@@ -82,7 +82,7 @@ pub trait AgentBackend<C>: diesel::backend::Backend {
         lease: Lease,
     ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn keep_chat(_: Sealed, conn: &mut C, chat: &str, reference: &str) -> QueryResult<bool>;
+    fn keep_chat(_: Sealed, conn: &mut C, chat: &str, claim: &Claim) -> QueryResult<bool>;
     #[doc(hidden)]
     fn claim_user(
         _: Sealed,
@@ -109,23 +109,23 @@ pub trait AgentBackend<C>: diesel::backend::Backend {
         lease: Lease,
     ) -> QueryResult<Option<Refusal>>;
     #[doc(hidden)]
-    fn release_chat(_: Sealed, conn: &mut C, chat: &str, reference: &str) -> QueryResult<bool>;
+    fn release_chat(_: Sealed, conn: &mut C, chat: &str, claim: &Claim) -> QueryResult<bool>;
     #[doc(hidden)]
     fn release_stale_chat(
         _: Sealed,
         conn: &mut C,
         chat: &str,
-        reference: &str,
+        claim: &Claim,
         lease: Lease,
     ) -> QueryResult<bool>;
     #[doc(hidden)]
-    fn release_user(_: Sealed, conn: &mut C, user: &str, reference: &str) -> QueryResult<bool>;
+    fn release_user(_: Sealed, conn: &mut C, user: &str, claim: &Claim) -> QueryResult<bool>;
     #[doc(hidden)]
     fn keep_user(
         _: Sealed,
         conn: &mut C,
         user: &str,
-        reference: &str,
+        claim: &Claim,
         dated_back: Age,
     ) -> QueryResult<bool>;
     #[doc(hidden)]
@@ -134,7 +134,7 @@ pub trait AgentBackend<C>: diesel::backend::Backend {
         conn: &mut C,
         chat: &str,
         user: &str,
-        reference: &str,
+        claim: &Claim,
     ) -> QueryResult<bool>;
     #[doc(hidden)]
     fn holds_fresh_chat(
@@ -169,10 +169,10 @@ macro_rules! agent_statements {
                 conn: &mut C,
                 chat: &str,
                 user: &str,
-                reference: &str,
+                claim: &Claim,
             ) -> QueryResult<Option<bool>> {
                 use $both as both;
-                both::release_both(conn, chat, user, reference)
+                both::release_both(conn, chat, user, claim)
             }
 
             fn claim_chat(
@@ -191,14 +191,9 @@ macro_rules! agent_statements {
                 changed_any(crate::update(claimable).set(chats.taken(claim)), conn)
             }
 
-            fn keep_chat(
-                _: Sealed,
-                conn: &mut C,
-                chat: &str,
-                reference: &str,
-            ) -> QueryResult<bool> {
+            fn keep_chat(_: Sealed, conn: &mut C, chat: &str, claim: &Claim) -> QueryResult<bool> {
                 let chats = conversations::table;
-                let held = chats.filter(chat_held_by(chat, reference));
+                let held = chats.filter(chat_held_by(chat, claim));
                 changed_any(crate::update(held).set(chats.renewed()), conn)
             }
 
@@ -260,10 +255,10 @@ macro_rules! agent_statements {
                 _: Sealed,
                 conn: &mut C,
                 chat: &str,
-                reference: &str,
+                claim: &Claim,
             ) -> QueryResult<bool> {
                 let chats = conversations::table;
-                let held = chats.filter(chat_held_by(chat, reference));
+                let held = chats.filter(chat_held_by(chat, claim));
                 changed_any(crate::update(held).set(chats.released()), conn)
             }
 
@@ -271,11 +266,11 @@ macro_rules! agent_statements {
                 _: Sealed,
                 conn: &mut C,
                 chat: &str,
-                reference: &str,
+                claim: &Claim,
                 lease: Lease,
             ) -> QueryResult<bool> {
                 let chats = conversations::table;
-                let stale = chats.filter(chat_held_by(chat, reference).and(chats.outlived(lease)));
+                let stale = chats.filter(chat_held_by(chat, claim).and(chats.outlived(lease)));
                 changed_any(crate::update(stale).set(chats.released()), conn)
             }
 
@@ -283,10 +278,10 @@ macro_rules! agent_statements {
                 _: Sealed,
                 conn: &mut C,
                 user: &str,
-                reference: &str,
+                claim: &Claim,
             ) -> QueryResult<bool> {
                 let users = user_settings::table;
-                let held = users.filter(user_held_by(user, reference));
+                let held = users.filter(user_held_by(user, claim));
                 changed_any(crate::update(held).set(users.released()), conn)
             }
 
@@ -294,11 +289,11 @@ macro_rules! agent_statements {
                 _: Sealed,
                 conn: &mut C,
                 user: &str,
-                reference: &str,
+                claim: &Claim,
                 dated_back: Age,
             ) -> QueryResult<bool> {
                 let users = user_settings::table;
-                let held = users.filter(user_held_by(user, reference));
+                let held = users.filter(user_held_by(user, claim));
                 changed_any(crate::update(held).set(users.renewed_ago(dated_back)), conn)
             }
 
@@ -307,10 +302,10 @@ macro_rules! agent_statements {
                 conn: &mut C,
                 chat: &str,
                 user: &str,
-                reference: &str,
+                claim: &Claim,
             ) -> QueryResult<bool> {
-                let chat = dsl::exists(conversations::table.filter(chat_held_by(chat, reference)));
-                let user = dsl::exists(user_settings::table.filter(user_held_by(user, reference)));
+                let chat = dsl::exists(conversations::table.filter(chat_held_by(chat, claim)));
+                let user = dsl::exists(user_settings::table.filter(user_held_by(user, claim)));
                 Ok(read_optional(diesel::select(chat.and(user)), conn)?.unwrap_or(false))
             }
 
@@ -321,7 +316,7 @@ macro_rules! agent_statements {
                 reference: &str,
                 lease: Lease,
             ) -> QueryResult<bool> {
-                let fresh = chat_held_by(chat, reference).and(conversations::table.fresh(lease));
+                let fresh = chat_of_turn(chat, reference).and(conversations::table.fresh(lease));
                 let read = diesel::select(dsl::exists(conversations::table.filter(fresh)));
                 Ok(read_optional(read, conn)?.unwrap_or(false))
             }
@@ -355,7 +350,7 @@ mod in_a_transaction {
         _: &mut C,
         _: &str,
         _: &str,
-        _: &str,
+        _: &Claim,
     ) -> QueryResult<Option<bool>> {
         Ok(None)
     }
@@ -366,19 +361,32 @@ fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> Q
     Ok(S::execute(statement, conn)? > 0)
 }
 
-type ChatHeldBy<'a> =
+type ChatOfTurn<'a> =
     dsl::And<dsl::Eq<conversations::id, &'a str>, crate::HeldBy<'a, conversations::table>>;
-type UserHeldBy<'a> =
-    dsl::And<dsl::Eq<user_settings::user_id, &'a str>, crate::HeldBy<'a, user_settings::table>>;
+type ChatHeldBy<'a> = dsl::And<ChatOfTurn<'a>, dsl::Eq<conversations::busy_owner, &'a str>>;
+type UserHeldBy<'a> = dsl::And<
+    dsl::And<dsl::Eq<user_settings::user_id, &'a str>, crate::HeldBy<'a, user_settings::table>>,
+    dsl::Eq<user_settings::busy_owner, &'a str>,
+>;
 
-fn chat_held_by<'a>(chat: &'a str, reference: &'a str) -> ChatHeldBy<'a> {
+/// The conversation's lock as the turn `reference` holds it, on whichever node: what
+/// [`fresh`](super::AgentLocks::fresh) asks about.
+fn chat_of_turn<'a>(chat: &'a str, reference: &'a str) -> ChatOfTurn<'a> {
     conversations::id
         .eq(chat)
         .and(conversations::table.held_by(reference))
 }
 
-fn user_held_by<'a>(user: &'a str, reference: &'a str) -> UserHeldBy<'a> {
+/// The conversation's lock as `claim` holds it: its token and its node, since a turn's reference
+/// is the caller's and may reach two nodes (a request retried onto another).
+fn chat_held_by<'a>(chat: &'a str, claim: &'a Claim) -> ChatHeldBy<'a> {
+    chat_of_turn(chat, claim.token()).and(conversations::busy_owner.eq(claim.owner()))
+}
+
+/// The user's lock as `claim` holds it: its token and its node.
+fn user_held_by<'a>(user: &'a str, claim: &'a Claim) -> UserHeldBy<'a> {
     user_settings::user_id
         .eq(user)
-        .and(user_settings::table.held_by(reference))
+        .and(user_settings::table.held_by(claim.token()))
+        .and(user_settings::busy_owner.eq(claim.owner()))
 }

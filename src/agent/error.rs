@@ -24,8 +24,8 @@ pub enum Error {
     Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The COMMIT of a transaction failed, so whether it took effect is unknown.
     ///
-    /// An [`acquire`](super::AgentLocks::acquire) may simply be retried with the same turn: it
-    /// succeeds if the first one did. After a release, ask [`held`](super::AgentLocks::held)
+    /// An [`acquire`](super::AgentLocks::acquire) may simply be retried with the same turn on the
+    /// same node: it succeeds if the first one did. After a release, ask [`held`](super::AgentLocks::held)
     /// whether the locks are still the turn's.
     #[error("the commit failed and its outcome is unknown: {0}")]
     OutcomeUnknown(diesel::result::Error),
@@ -58,13 +58,15 @@ pub enum Error {
         /// The user named by the caller.
         user: String,
     },
-    /// Another turn holds the conversation's lock.
+    /// Another turn holds the conversation's lock, or the same turn on another node (its
+    /// [`Holder::owner`] says which).
     #[error("conversation busy: {0}")]
     ConversationBusy(Holder),
-    /// Another turn of the same user is running, in another conversation.
+    /// Another turn of the same user is running, in another conversation, or on another node.
     #[error("a turn is in flight for this user: {0}")]
     TurnInFlight(Holder),
-    /// A confirmation click of the same user holds the user's lock.
+    /// A confirmation click of the same user holds the user's lock: another click, or the same
+    /// click on another node.
     #[error("a click is in flight for this user: {0}")]
     ClickInFlight(Holder),
 }

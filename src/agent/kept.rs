@@ -45,6 +45,9 @@ impl AgentLocks {
     /// returns, and a lock that is not the turn's is [`Error::TurnLost`]. On an error, no lock
     /// is kept or released: the turn holds what it held.
     ///
+    /// The keeper's renewals and [`KeptTurn::release`] are guarded by the turn's reference alone,
+    /// as every holder write of the lease layer is: keep only a turn that this node acquired.
+    ///
     /// See [`KeptTurn`] for an example.
     pub fn keep<C>(
         &self,

@@ -18,6 +18,11 @@ const ATTEMPTS: usize = 3;
 /// turn's by one transaction, chat first, then user, so turns cannot deadlock. Nothing is held
 /// between calls: no advisory lock, no open transaction, no pinned connection.
 ///
+/// A lock is held by a reference on a node: what holds it is the turn's or click's reference
+/// and this node together. The same reference from another node (a request retried there) is
+/// refused, naming the node that holds it, and that node's `held`, `keep_user`, `release` and
+/// `release_user` answer false and change nothing.
+///
 /// Call the operations outside a transaction of your own, or inside one at READ COMMITTED: under
 /// PostgreSQL's REPEATABLE READ or SERIALIZABLE a lost race is a serialization error, not a
 /// refusal, and an older snapshot would answer `held` and `fresh` from the past.
@@ -126,9 +131,12 @@ impl AgentLocks {
     /// [`Error::ClickInFlight`]; each names the holder. An unknown conversation is
     /// [`Error::UnknownConversation`], one of another user [`Error::ConversationOfAnotherUser`].
     /// The user's settings row is created, empty, if it is missing. Acquiring again with the same
-    /// `turn` in the same conversation succeeds and restarts both locks' lease, so a caller that
-    /// got [`Error::OutcomeUnknown`] may simply retry; the same `turn` in a second conversation
-    /// is refused.
+    /// `turn` in the same conversation, on the same node, succeeds and restarts both locks'
+    /// lease, so a caller that got [`Error::OutcomeUnknown`] may simply retry; the same `turn` in
+    /// a second conversation is refused, and so is the same `turn` from another node (a request
+    /// retried onto it): [`Error::ConversationBusy`] (or [`Error::TurnInFlight`]) whose holder
+    /// names the node that runs the turn and the turn's own reference. Both nodes would otherwise
+    /// run the turn.
     ///
     /// Both locks are taken in one transaction; on MySQL/MariaDB, where Diesel's `BEGIN` and
     /// `COMMIT` cost three round trips each, a turn that finds both free takes them in one
@@ -177,7 +185,9 @@ impl AgentLocks {
     /// Takes the user's lock alone for a confirmation `click`, blocking the user's turns for `hold`.
     ///
     /// Refused with [`Error::TurnInFlight`] or [`Error::ClickInFlight`] while another holds it
-    /// within the lease, so a running turn is never taken over. The lock is dated back by
+    /// within the lease, so a running turn is never taken over; a click's own reference held by
+    /// another node is refused too ([`Error::ClickInFlight`], naming that node), while this node
+    /// taking it again restarts its hold. The lock is dated back by
     /// `lease - hold`: should it never be released, a turn takes it over `hold` after it was taken
     /// or last kept. `hold` longer than the lease is [`Error::HoldExceedsLease`].
     ///
@@ -218,7 +228,7 @@ impl AgentLocks {
     }
 
     /// Whether the conversation's lock is `turn`'s and younger than the lease: the turn may still
-    /// run, on this node or another.
+    /// run, on this node or another (unlike the other checks, it does not ask which node).
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -251,8 +261,9 @@ impl AgentLocks {
         )?)
     }
 
-    /// Whether `turn` holds both locks. A running turn checks it before each round; a turn whose
-    /// lock was taken over stops there.
+    /// Whether `turn` holds both locks on this node. A running turn checks it before each round;
+    /// a turn whose lock was taken over stops there, and so does a turn whose request was retried
+    /// onto this node while another node runs it.
     ///
     /// It does not ask whether the locks are younger than the lease: a lock older than the lease is
     /// still the turn's until another turn takes it over. Keep the lease above the longest turn, or
@@ -281,18 +292,19 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        let claim = Claim::with_token(&self.node, turn.as_str())?;
         Ok(C::Backend::holds_both(
             Sealed(()),
             conn,
             conversation,
             user,
-            turn.as_str(),
+            &claim,
         )?)
     }
 
     /// Dates the user's lock of `click` as if taken now (dated back by `lease - hold`), only while
-    /// `click` still holds it; says whether it did. A click that runs longer than its hold keeps
-    /// blocking turns this way.
+    /// `click` still holds it on this node; says whether it did. A click that runs longer than its
+    /// hold keeps blocking turns this way.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -318,17 +330,19 @@ impl AgentLocks {
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
         let dated_back = self.dated_back(hold)?;
+        let claim = Claim::with_token(&self.node, click.as_str())?;
         Ok(C::Backend::keep_user(
             Sealed(()),
             conn,
             user,
-            click.as_str(),
+            &claim,
             dated_back,
         )?)
     }
 
-    /// Releases both locks of `turn`, each only if `turn` still holds it, so a late release never
-    /// frees a newer turn's lock. True when `turn` still held both.
+    /// Releases both locks of `turn`, each only if `turn` still holds it on this node, so a late
+    /// release never frees a newer turn's lock, nor another node's release the lock of the same
+    /// turn run here. True when `turn` still held both.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -353,23 +367,25 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        let claim = Claim::with_token(&self.node, turn.as_str())?;
         // Where one statement releases both, that is the usual case done; a turn that holds one
         // lock or none, or a chat not of this user, goes on to the transaction.
-        match C::Backend::release_both(Sealed(()), conn, conversation, user, turn.as_str()) {
+        match C::Backend::release_both(Sealed(()), conn, conversation, user, &claim) {
             Ok(Some(true)) => return Ok(true),
             Ok(_) => {}
             Err(error) => return Err(statement_failure(conn, error)),
         }
         transaction(conn, |conn| {
-            let chat = C::Backend::release_chat(Sealed(()), conn, conversation, turn.as_str())?;
-            let user = C::Backend::release_user(Sealed(()), conn, user, turn.as_str())?;
+            let chat = C::Backend::release_chat(Sealed(()), conn, conversation, &claim)?;
+            let user = C::Backend::release_user(Sealed(()), conn, user, &claim)?;
             Ok(chat && user)
         })
     }
 
     /// Releases what is left of a turn lost with its node: only while the conversation's lock is
-    /// still `turn`'s and older than the lease. True when this call released it, so of two callers
-    /// at most one gets true. The user's lock goes too, if `turn` still holds it.
+    /// still `turn`'s and older than the lease, whichever node it was lost with (any node may
+    /// sweep). True when this call released it, so of two callers at most one gets true. The
+    /// user's lock goes too, if `turn` still holds it on the node named by the conversation's lock.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -393,22 +409,26 @@ impl AgentLocks {
         turn: &TurnRef,
     ) -> Result<bool, Error> {
         let (conversation, user) = (checked_id(conversation)?, checked_id(user)?);
+        // The lost turn's node is the one its conversation's lock names: the release is guarded
+        // by it as well as by the turn, and so is the user's. Read before the transaction: on
+        // SQLite a read then a write in one would have to upgrade its lock, and concurrent
+        // sweepers would fail busy; a lock that changed since fails the guard, and is left.
+        let lost = match C::Backend::chat_holder(Sealed(()), conn, conversation, self.lease)? {
+            Some((_, Refusal::Outlived(lost))) if lost.token == turn.as_str() => lost,
+            _ => return Ok(false),
+        };
+        let claim = Claim::with_token(&lost.owner, turn.as_str())?;
         transaction(conn, |conn| {
-            let stale = C::Backend::release_stale_chat(
-                Sealed(()),
-                conn,
-                conversation,
-                turn.as_str(),
-                self.lease,
-            )?;
+            let stale =
+                C::Backend::release_stale_chat(Sealed(()), conn, conversation, &claim, self.lease)?;
             if stale {
-                C::Backend::release_user(Sealed(()), conn, user, turn.as_str())?;
+                C::Backend::release_user(Sealed(()), conn, user, &claim)?;
             }
             Ok(stale)
         })
     }
 
-    /// Releases the user's lock if `click` still holds it; says whether it did.
+    /// Releases the user's lock if `click` still holds it on this node; says whether it did.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -431,12 +451,8 @@ impl AgentLocks {
         click: &ClickRef,
     ) -> Result<bool, Error> {
         let user = checked_id(user)?;
-        Ok(C::Backend::release_user(
-            Sealed(()),
-            conn,
-            user,
-            click.as_str(),
-        )?)
+        let claim = Claim::with_token(&self.node, click.as_str())?;
+        Ok(C::Backend::release_user(Sealed(()), conn, user, &claim)?)
     }
 
     /// Takes the conversation's lock for `claim`; true when `claim` held it already (a retry).
@@ -460,8 +476,7 @@ impl AgentLocks {
                 user: user.to_owned(),
             }));
         }
-        if held_by(&holder, claim) && C::Backend::keep_chat(Sealed(()), conn, chat, claim.token())?
-        {
+        if held_by(&holder, claim) && C::Backend::keep_chat(Sealed(()), conn, chat, claim)? {
             return Ok(true);
         }
         Err(self.refusal(holder, Error::ConversationBusy))
@@ -485,10 +500,7 @@ impl AgentLocks {
             return Err(Abort::NoUserRow);
         };
         let ours = held_by(&holder, claim);
-        if ours
-            && again
-            && C::Backend::keep_user(Sealed(()), conn, user, claim.token(), dated_back)?
-        {
+        if ours && again && C::Backend::keep_user(Sealed(()), conn, user, claim, dated_back)? {
             return Ok(());
         }
         Err(self.refusal(holder, |holder| match holder.kind {
@@ -552,9 +564,11 @@ pub(super) fn checked_id(id: &str) -> Result<&str, Error> {
     check_text(id).map_err(Error::InvalidId)
 }
 
-/// Whether the lock whose row shows `holder` is `claim`'s, within its lease.
+/// Whether the lock whose row shows `holder` is `claim`'s, within its lease: its reference and
+/// its node. The same reference on another node is another's lock (a request retried there).
 fn held_by(holder: &Refusal, claim: &Claim) -> bool {
-    matches!(holder, Refusal::Held(holder) if holder.token == claim.token())
+    matches!(holder, Refusal::Held(holder)
+        if holder.token == claim.token() && holder.owner == claim.owner())
 }
 
 impl CommitFailure for Abort {

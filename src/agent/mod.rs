@@ -7,6 +7,14 @@
 //! [`ClaimLease`](crate::ClaimLease): never advisory locks, which would pin a pool connection for
 //! the whole turn.
 //!
+//! A lock is held by a turn or click **on a node**: its reference (the row's `busy_turn_ref`)
+//! and the node of its [`AgentLocks`] (`busy_owner`) together. The reference is the caller's and
+//! may reach two nodes, as when a request is retried onto another; the second node is refused,
+//! with the refusal naming the node that holds the lock, and it can neither check, keep nor
+//! release that lock. Only the node holding it may take it again with the same reference, to
+//! restart its lease. [`AgentLocks::fresh`] and [`AgentLocks::release_stale`] ask about the turn
+//! wherever it runs.
+//!
 //! ```
 //! # include!("../doctest_setup.rs");
 //! use diesel_lease::agent::{AgentLocks, ClickRef, Error, TurnRef};

@@ -47,11 +47,11 @@ macro_rules! agent_multi_connection {
             $crate::__agent_statement_on_variants!($connection $variants
                 take_both(chat: &str, user: &str, claim: &$crate::Claim, lease: $crate::Lease) -> Option<bool>);
             $crate::__agent_statement_on_variants!($connection $variants
-                release_both(chat: &str, user: &str, reference: &str) -> Option<bool>);
+                release_both(chat: &str, user: &str, claim: &$crate::Claim) -> Option<bool>);
             $crate::__agent_statement_on_variants!($connection $variants
                 claim_chat(chat: &str, user: &str, claim: &$crate::Claim, lease: $crate::Lease) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
-                keep_chat(chat: &str, reference: &str) -> bool);
+                keep_chat(chat: &str, claim: &$crate::Claim) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
                 claim_user(user: &str, claim: &$crate::Claim, lease: $crate::Lease, dated_back: $crate::Age) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
@@ -61,15 +61,15 @@ macro_rules! agent_multi_connection {
             $crate::__agent_statement_on_variants!($connection $variants
                 user_holder(user: &str, lease: $crate::Lease) -> Option<$crate::Refusal>);
             $crate::__agent_statement_on_variants!($connection $variants
-                release_chat(chat: &str, reference: &str) -> bool);
+                release_chat(chat: &str, claim: &$crate::Claim) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
-                release_stale_chat(chat: &str, reference: &str, lease: $crate::Lease) -> bool);
+                release_stale_chat(chat: &str, claim: &$crate::Claim, lease: $crate::Lease) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
-                release_user(user: &str, reference: &str) -> bool);
+                release_user(user: &str, claim: &$crate::Claim) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
-                keep_user(user: &str, reference: &str, dated_back: $crate::Age) -> bool);
+                keep_user(user: &str, claim: &$crate::Claim, dated_back: $crate::Age) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
-                holds_both(chat: &str, user: &str, reference: &str) -> bool);
+                holds_both(chat: &str, user: &str, claim: &$crate::Claim) -> bool);
             $crate::__agent_statement_on_variants!($connection $variants
                 holds_fresh_chat(chat: &str, reference: &str, lease: $crate::Lease) -> bool);
         }

@@ -17,6 +17,8 @@ type Users = user_settings::table;
 type ChatOfUser<'a> =
     dsl::And<dsl::Eq<conversations::id, &'a str>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatAndUser<'a> = dsl::And<ChatOfUser<'a>, dsl::Eq<user_settings::user_id, &'a str>>;
+type ChatHeldBy<'a> = dsl::And<HeldBy<'a, Chats>, dsl::Eq<conversations::busy_owner, &'a str>>;
+type UserHeldBy<'a> = dsl::And<HeldBy<'a, Users>, dsl::Eq<user_settings::busy_owner, &'a str>>;
 
 /// `UPDATE conversations STRAIGHT_JOIN user_settings ON <the chat's user> SET <chat>, <user>
 /// WHERE <condition>`: one row of each table, both changed or neither. Its SQL is fixed by its
@@ -166,16 +168,24 @@ pub(super) fn take_both<C: Connection<Backend = Mysql>>(
     }
 }
 
-/// Releases both locks of a turn that holds both, in one statement; whether it did.
+/// Releases both locks of a turn that holds both, in one statement; whether it did. Each lock
+/// must be `claim`'s, its node's as well as its token's, as in every other holder's statement.
 pub(super) fn release_both<C: Connection<Backend = Mysql>>(
     conn: &mut C,
     chat: &str,
     user: &str,
-    reference: &str,
+    claim: &Claim,
 ) -> QueryResult<Option<bool>> {
     let (chats, users) = (conversations::table, user_settings::table);
-    let both_held: dsl::And<ChatAndUser<'_>, dsl::And<HeldBy<'_, Chats>, HeldBy<'_, Users>>> =
-        of_user(chat, user).and(chats.held_by(reference).and(users.held_by(reference)));
+    let owner = claim.owner();
+    let chat_held: ChatHeldBy<'_> = chats
+        .held_by(claim.token())
+        .and(conversations::busy_owner.eq(owner));
+    let user_held: UserHeldBy<'_> = users
+        .held_by(claim.token())
+        .and(user_settings::busy_owner.eq(owner));
+    let both_held: dsl::And<ChatAndUser<'_>, dsl::And<ChatHeldBy<'_>, UserHeldBy<'_>>> =
+        of_user(chat, user).and(chat_held.and(user_held));
     let statement = OnBoth::new(both_held, released::<Chats>(), released::<Users>());
     statement.changed_both(conn).map(Some)
 }

@@ -6,6 +6,7 @@ mod common;
 on_every_backend! {
     all: {
         include!("scenarios/agent.rs");
+        include!("scenarios/agent_nodes.rs");
         #[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
         include!("scenarios/agent_multi_connection.rs");
     }
@@ -24,5 +25,6 @@ mod scenarios {
     mod agent;
     mod agent_multi_connection;
     mod agent_mysql;
+    mod agent_nodes;
     mod agent_postgres;
 }

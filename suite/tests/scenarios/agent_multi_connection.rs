@@ -104,4 +104,45 @@ mod on_a_multi_connection_enum {
         assert!(node.release_stale(conn, &chat, &user, &lost).unwrap());
         node.acquire(conn, &chat, &user, &turn()).unwrap();
     }
+
+    #[test]
+    fn the_same_turn_or_click_from_a_second_node_is_refused_naming_the_first() {
+        backend::pool(); // the test tables, made once per run
+        let pool = any::pool(backend::url(), 1);
+        let conn = &mut *pool.get().unwrap();
+        let user = unique_id("user");
+        let chat = new_chat(conn, &user);
+        let (node_a, node_b, mine) = (locks("node-a"), locks("node-b"), turn());
+
+        node_a.acquire(conn, &chat, &user, &mine).unwrap();
+        match node_b.acquire(conn, &chat, &user, &mine) {
+            Err(Error::ConversationBusy(holder)) => assert_eq!(
+                (holder.owner.as_str(), holder.reference.as_str()),
+                ("node-a", mine.as_str())
+            ),
+            other => panic!("expected ConversationBusy, got {other:?}"),
+        }
+        assert!(!node_b.held(conn, &chat, &user, &mine).unwrap());
+        assert!(!node_b.release(conn, &chat, &user, &mine).unwrap());
+        node_a.acquire(conn, &chat, &user, &mine).unwrap();
+        assert!(
+            node_a.release(conn, &chat, &user, &mine).unwrap(),
+            "still node-a's"
+        );
+
+        let hold = Lease::from_secs(10).unwrap();
+        let click = ClickRef::new();
+        node_a.acquire_user(conn, &user, &click, hold).unwrap();
+        match node_b.acquire_user(conn, &user, &click, hold) {
+            Err(Error::ClickInFlight(holder)) => assert_eq!(holder.owner, "node-a"),
+            other => panic!("expected ClickInFlight, got {other:?}"),
+        }
+        assert!(!node_b.keep_user(conn, &user, &click, hold).unwrap());
+        assert!(!node_b.release_user(conn, &user, &click).unwrap());
+        node_a.acquire_user(conn, &user, &click, hold).unwrap();
+        assert!(
+            node_a.release_user(conn, &user, &click).unwrap(),
+            "still node-a's"
+        );
+    }
 }
