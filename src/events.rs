@@ -35,6 +35,7 @@ macro_rules! keeper_stats_event {
             renewal_statements = stats.renewal_statements,
             failed_renewals = stats.failed_renewals,
             rows_renewed = stats.rows_renewed,
+            rows_passed_over = stats.rows_passed_over,
             rows_taken_over = stats.rows_taken_over,
             rows_unconfirmed = stats.rows_unconfirmed,
             rows_past_longest_hold = stats.rows_past_longest_hold,
@@ -61,6 +62,18 @@ pub(crate) fn emit_renewed<T>(claim: &Claim, rows: usize) {
 pub(crate) fn emit_lost(table: &str, claim: &Claim, rows: usize, reason: &dyn std::fmt::Display) {
     #[cfg(feature = "tracing")]
     claim_event!(warn, table, claim, rows, "lease lost", reason = %reason);
+}
+
+/// A round passed over `rows` rows of `claim` that another transaction held locked.
+pub(crate) fn emit_passed_over<T>(claim: &Claim, rows: usize) {
+    #[cfg(feature = "tracing")]
+    claim_event!(
+        warn,
+        table_name::<T>(),
+        claim,
+        rows,
+        "lease not renewed: rows locked by another transaction"
+    );
 }
 
 /// A release changed `rows` rows of `T` still held.

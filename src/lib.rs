@@ -104,8 +104,9 @@ pub use claim_index::ClaimIndex;
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
-    Drained, DrainedTable, Keepable, Keeper, KeeperRelease, KeeperRenewal, KeeperSettings,
-    KeeperStats, Kept, KeptRelease, LeaseLost, LossReason, PairRelease, PairRenewal, RenewedRow,
+    Drained, DrainedTable, Keepable, Keeper, KeeperRelease, KeeperRenewal, KeeperRound,
+    KeeperSettings, KeeperStats, Kept, KeptRelease, LeaseLost, LossReason, PairRelease,
+    PairRenewal, RenewedRow, RoundRenewed,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};

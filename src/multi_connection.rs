@@ -71,6 +71,7 @@ macro_rules! multi_connection {
         $crate::__statement_on_variants!($connection $variants Why[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants KeeperRound[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRelease[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants DatabaseTime[] {});
         $crate::__statement_on_variants!($connection $variants Health[T] { T: $crate::__diesel::Table, });

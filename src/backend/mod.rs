@@ -102,6 +102,13 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
         Ok(())
     }
 
+    /// Writes the locking clause of a read that locks the rows it reads, to change them in the
+    /// same transaction, and passes over the rows another transaction holds locked: how a
+    /// keeper's round renews what it can without waiting for a worker's open transaction.
+    /// `None` where a writer locks the whole database (SQLite): there is no row to pass over,
+    /// and the round is one statement that waits for the database as every write does.
+    const LOCK_PASSING_LOCKED: Option<&'static str>;
+
     /// What `conn` needs after a statement that returns rows failed on it with a database error,
     /// before that statement may run on it again: nothing, except on MySQL/MariaDB. (So a
     /// PostgreSQL statement cache turned off for a pooler stays off.)

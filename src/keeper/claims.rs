@@ -11,6 +11,7 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use super::drained::DrainedTable;
 use super::release::KeeperRelease;
 use super::renewal::{KeeperRenewal, RenewedRow};
+use super::round::{KeeperRound, RoundRenewed};
 use super::state::{lock, ClaimState};
 use super::stats::Tally;
 use crate::monotonic;
@@ -50,6 +51,15 @@ pub trait Keepable<C>: ClaimLease {
         conn: &mut C,
     ) -> Result<Vec<RenewedRow<Self>>, Error>;
 
+    /// Renews the rows named by `pairs` as a round does, passing over the rows another
+    /// transaction holds locked: what it renewed, and what it passed over.
+    #[doc(hidden)]
+    fn renew_round(
+        self,
+        pairs: Vec<(Self::Key, String)>,
+        conn: &mut C,
+    ) -> Result<RoundRenewed<Self::Key>, Error>;
+
     /// Releases `held`, or dates it `dated` microseconds before the database's now.
     #[doc(hidden)]
     fn release_held(
@@ -77,6 +87,8 @@ where
     T: ClaimLease,
     KeeperRenewal<T>: LeaseQuery<'static, C, RenewedRow<T>>
         + LeaseStatement<RenewedRow<T>, Output = Vec<RenewedRow<T>>>,
+    KeeperRound<T>: LeaseQuery<'static, C, RenewedRow<T>>
+        + LeaseStatement<RenewedRow<T>, Output = RoundRenewed<T::Key>>,
     Guarded<T, Release, NoChanges<T>, Many>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     Guarded<T, DatedRenewal, NoChanges<T>, Many>:
@@ -90,6 +102,14 @@ where
         conn: &mut C,
     ) -> Result<Vec<RenewedRow<T>>, Error> {
         KeeperRenewal::new(self, pairs).run::<RenewedRow<T>>(conn)
+    }
+
+    fn renew_round(
+        self,
+        pairs: Vec<(T::Key, String)>,
+        conn: &mut C,
+    ) -> Result<RoundRenewed<T::Key>, Error> {
+        KeeperRound::new(self, pairs).run::<RenewedRow<T>>(conn)
     }
 
     fn release_held(
@@ -191,7 +211,11 @@ where
     /// [`MOST_PAIRS_IN_ONE_RENEWAL`] rows; how many statements it sent, or the error when the
     /// renewal could not be made. Each claim's statement lock is held while they run, so that no
     /// release of one crosses them.
-    pub(super) fn renew(&self, claims: &[Arc<ClaimState<T::Key>>]) -> Result<usize, Error> {
+    pub(super) fn renew(
+        &self,
+        claims: &[Arc<ClaimState<T::Key>>],
+        renewal: Renewal,
+    ) -> Result<usize, Error> {
         let now = monotonic::instant();
         let wanting: Vec<&Arc<ClaimState<T::Key>>> =
             claims.iter().filter(|state| state.to_renew(now)).collect();
@@ -221,34 +245,44 @@ where
         let request_start = monotonic::instant();
         let statements = pairs.len().div_ceil(MOST_PAIRS_IN_ONE_RENEWAL);
         let renewed = broken_on_error(&mut *conn, |conn| {
-            let mut rows = Vec::with_capacity(pairs.len());
+            let mut round = RoundRenewed::default();
             for pairs in pairs.chunks(MOST_PAIRS_IN_ONE_RENEWAL) {
-                rows.extend(self.table.renew_pairs(pairs.to_vec(), conn)?);
+                match renewal {
+                    Renewal::Waiting => round
+                        .renewed
+                        .extend(self.table.renew_pairs(pairs.to_vec(), conn)?),
+                    Renewal::PassingLocked => {
+                        let part = self.table.renew_round(pairs.to_vec(), conn)?;
+                        round.renewed.extend(part.renewed);
+                        round.locked.extend(part.locked);
+                    }
+                }
             }
-            Ok(rows)
+            Ok(round)
         });
         match renewed {
-            Ok(rows) => {
+            Ok(RoundRenewed {
+                renewed: rows,
+                locked,
+            }) => {
                 let confirmed = monotonic::instant();
                 let margins: Vec<_> = renewing
                     .iter()
                     .filter_map(|state| state.margin_at(confirmed))
                     .collect();
-                // Sorted by token once, so that each claim looks only at its own rows.
-                let mut by_token: HashMap<&str, Vec<&T::Key>> = HashMap::new();
-                for (key, token) in &rows {
-                    if let Some(token) = token {
-                        by_token.entry(token).or_default().push(key);
-                    }
-                }
+                let (renewed, passed_over) = (by_token(&rows), by_token(&locked));
                 for state in renewing {
-                    let renewed = by_token
-                        .get(state.claim().token())
-                        .map_or(&[][..], Vec::as_slice);
+                    let token = state.claim().token();
+                    let renewed = renewed.get(token).map_or(&[][..], Vec::as_slice);
+                    let locked = passed_over.get(token).map_or(&[][..], Vec::as_slice);
                     crate::events::emit_renewed::<T>(state.claim(), renewed.len());
-                    state.renewed(renewed, request_start);
+                    if !locked.is_empty() {
+                        crate::events::emit_passed_over::<T>(state.claim(), locked.len());
+                    }
+                    state.renewed(renewed, locked, request_start);
                 }
                 self.tally.renewed(rows.len(), margins);
+                self.tally.passed_over(locked.len());
                 Ok(statements)
             }
             Err(error) => Err(self.unconfirmed(renewing, error)),
@@ -291,7 +325,7 @@ where
             claims.clone()
         };
         // An error is kept for `check` to report; the trust deadline does the rest.
-        self.renew(&claims).unwrap_or(1)
+        self.renew(&claims, Renewal::PassingLocked).unwrap_or(1)
     }
 
     fn release_all(&self) {
@@ -390,6 +424,26 @@ where
             crate::events::emit_not_released::<T>(state.claim(), rows, &error);
         }
     }
+}
+
+/// How a renewal meets a row another transaction holds locked.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Renewal {
+    /// It waits for it: a claim's first renewal, on the caller's thread as it keeps the claim.
+    Waiting,
+    /// It passes over it, so that no claim waits for another's row: a round's.
+    PassingLocked,
+}
+
+/// The keys of `rows` by the token that holds them, so that each claim looks only at its own.
+fn by_token<K>(rows: &[(K, Option<String>)]) -> HashMap<&str, Vec<&K>> {
+    let mut by_token: HashMap<&str, Vec<&K>> = HashMap::new();
+    for (key, token) in rows {
+        if let Some(token) = token {
+            by_token.entry(token).or_default().push(key);
+        }
+    }
+    by_token
 }
 
 /// The rows `claims` still hold, each as its key and the token of the claim that holds it: what

@@ -7,6 +7,7 @@ mod kept;
 mod lost;
 mod release;
 mod renewal;
+mod round;
 mod settings;
 mod state;
 mod stats;
@@ -22,12 +23,13 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use crate::{monotonic, Error, HeldRows, Lease};
 use bounded::finished_within;
 pub use claims::Keepable;
-use claims::{Renewing, TableClaims};
+use claims::{Renewal, Renewing, TableClaims};
 pub use drained::{Drained, DrainedTable};
 pub use kept::{Kept, KeptRelease};
 pub use lost::{LeaseLost, LossReason};
 pub use release::{KeeperRelease, PairRelease};
 pub use renewal::{KeeperRenewal, PairRenewal, RenewedRow};
+pub use round::{KeeperRound, RoundRenewed};
 pub use settings::KeeperSettings;
 use state::{lock, ClaimState};
 pub use stats::KeeperStats;
@@ -36,7 +38,8 @@ use stats::Tally;
 /// A thread that keeps leases: it renews every claim handed to it, all the claims it keeps on one
 /// table in one statement per round (one per 4,096 rows, past that many), each row guarded by its own claim's token; it notices when
 /// a renewal changes fewer rows than are held, and stops trusting a lease it could not renew in
-/// time. What it keeps is a [`Kept`] handle, which the work asks
+/// time. A row another transaction holds locked is passed over, not waited for (see
+/// [`KeeperRound`]), so that it delays no other claim. What it keeps is a [`Kept`] handle, which the work asks
 /// [`is_held`](Kept::is_held) or [`check`](Kept::check) as often as it likes.
 ///
 /// The keeper owns a clone of an r2d2 pool and takes a connection for each renewal only; a
@@ -193,7 +196,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         let claims = self.claims_on(table);
         // The first renewal, here and now, of this claim alone: the lease is trusted from its
         // start, and a claim that cannot be renewed at all is the caller's error at once.
-        let sent = claims.renew(std::slice::from_ref(&state))?;
+        let sent = claims.renew(std::slice::from_ref(&state), Renewal::Waiting)?;
         self.shared.tally.statements_sent(sent);
         lock(&claims.claims).push(Arc::clone(&state));
         Ok(Kept::new(table, state, claims))

@@ -126,27 +126,40 @@ impl<K: Clone + Eq + Hash> ClaimState<K> {
     }
 
     /// A renewal that was sent at `request_start` changed `renewed`, the rows with this claim's
-    /// token: those are still held, and the trust runs from the request's start (the lease runs
-    /// from the database's clock at the statement, which is no earlier); the rest are lost.
-    pub(super) fn renewed(&self, renewed: &[&K], request_start: Instant) {
+    /// token, and passed over `locked`, rows still with its token that another transaction held
+    /// locked: both are still held, and the rest are lost. When nothing was passed over, the
+    /// trust runs from the request's start (the lease runs from the database's clock at the
+    /// statement, which is no earlier); a row passed over was not renewed, so the trust deadline
+    /// stays where it was, and once it has passed the lease is lost, as after a failed renewal.
+    pub(super) fn renewed(&self, renewed: &[&K], locked: &[&K], request_start: Instant) {
         let mut inner = lock(&self.inner);
         if !inner.renewing {
             // Given up or released while the renewal ran: a loss is final, and keeps its cause.
             return;
         }
         // A set, so that a claim of many rows is matched in linear time, not quadratic.
-        let renewed: HashSet<&K> = renewed.iter().copied().collect();
+        let held: HashSet<&K> = renewed.iter().chain(locked).copied().collect();
         let (still_held, lost): (Vec<K>, Vec<K>) =
-            inner.held.drain(..).partition(|key| renewed.contains(key));
+            inner.held.drain(..).partition(|key| held.contains(key));
         if !lost.is_empty() {
             self.tell_lost(lost.len(), LossReason::TakenOver);
             inner.lost.extend(lost);
             inner.reason.get_or_insert(LossReason::TakenOver);
         }
         inner.held = still_held;
-        inner.trusted_until = request_start + self.settings.trusted_part();
-        inner.confirmed = true;
-        inner.last_error = None;
+        if locked.is_empty() {
+            inner.trusted_until = request_start + self.settings.trusted_part();
+            inner.confirmed = true;
+            inner.last_error = None;
+        } else {
+            inner.last_error = Some(format!(
+                "{} rows locked by another transaction, not renewed",
+                locked.len()
+            ));
+            if request_start >= inner.trusted_until {
+                self.give_up_unconfirmed(&mut inner);
+            }
+        }
     }
 
     /// How long the lease would still be trusted at `at`, a renewal's confirmation, without
@@ -327,7 +340,7 @@ mod tests {
     ) -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &2, &3], clock.at(1_000));
+        state.renewed(&[&1, &2, &3], &[], clock.at(1_000));
         assert_eq!(reason(&state, clock.at(8_999)), None);
         let lost = state
             .loss(clock.at(9_000))
@@ -340,7 +353,7 @@ mod tests {
     fn a_failed_renewal_keeps_the_deadline_and_a_loss_past_it_is_final() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &2, &3], clock.at(0));
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
         let unreachable = Error::InvalidSettings("the server did not answer".into());
         state.unconfirmed(&unreachable, clock.at(3_000));
         assert_eq!(
@@ -356,7 +369,7 @@ mod tests {
         );
         assert!(!state.to_renew(clock.at(8_000)), "renewals stop");
         // A renewal that got through late does not make the claim held again.
-        state.renewed(&[&1, &2, &3], clock.at(8_500));
+        state.renewed(&[&1, &2, &3], &[], clock.at(8_500));
         let lost = state.loss(clock.at(8_500));
         assert_eq!(
             lost.as_ref().map(|lost| lost.reason),
@@ -370,10 +383,51 @@ mod tests {
     }
 
     #[test]
+    fn a_row_passed_over_locked_is_still_held_but_confirms_nothing_and_the_deadline_still_ends_it(
+    ) -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings()?)?;
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
+        // Row 2 locked by a worker's transaction: rows 1 and 3 renewed, nothing lost.
+        state.renewed(&[&1, &3], &[&2], clock.at(5_000));
+        assert_eq!(state.held(), [1, 2, 3]);
+        assert_eq!(
+            reason(&state, clock.at(7_999)),
+            None,
+            "trusted until 8 s, from the first"
+        );
+        assert_eq!(
+            reason(&state, clock.at(8_000)),
+            Some(LossReason::Unconfirmed),
+            "not pushed on by a round that passed a row over"
+        );
+        assert_eq!(
+            state.loss(clock.at(8_000)).and_then(|lost| lost.cause),
+            Some("1 rows locked by another transaction, not renewed".into())
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_round_after_the_lock_went_is_trusted_again() -> Result<(), Error> {
+        let clock = FakeClock::start();
+        let state = kept(&clock, settings()?)?;
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
+        state.renewed(&[&1, &3], &[&2], clock.at(3_000));
+        state.renewed(&[&1, &2, &3], &[], clock.at(6_000));
+        assert_eq!(
+            reason(&state, clock.at(13_999)),
+            None,
+            "trusted from 6 s for 8 s"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn a_renewal_that_changed_fewer_rows_loses_those_and_keeps_the_rest() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &3], clock.at(0));
+        state.renewed(&[&1, &3], &[], clock.at(0));
         assert_eq!(state.held(), [1, 3]);
         let lost = state.loss(clock.at(1)).map(|lost| (lost.reason, lost.rows));
         assert_eq!(lost, Some((LossReason::TakenOver, vec![2])));
@@ -388,7 +442,7 @@ mod tests {
     fn past_the_longest_hold_renewals_stop_and_the_claim_is_lost() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?.at_most(Duration::from_secs(5)))?;
-        state.renewed(&[&1, &2, &3], clock.at(4_000));
+        state.renewed(&[&1, &2, &3], &[], clock.at(4_000));
         assert!(state.to_renew(clock.at(4_999)));
         assert_eq!(reason(&state, clock.at(4_999)), None);
         assert!(!state.to_renew(clock.at(5_000)));
@@ -403,7 +457,7 @@ mod tests {
     fn a_longest_hold_beyond_the_clock_never_comes() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?.at_most(Duration::MAX))?;
-        state.renewed(&[&1], clock.at(0));
+        state.renewed(&[&1], &[], clock.at(0));
         assert!(state.to_renew(clock.at(1_000)));
         Ok(())
     }
@@ -439,7 +493,7 @@ mod tests {
     fn a_claim_whose_every_row_was_taken_over_stays_lost() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[], clock.at(0));
+        state.renewed(&[], &[], clock.at(0));
         assert!(state.held().is_empty());
         let lost = state.loss(clock.at(1)).map(|lost| (lost.reason, lost.rows));
         assert_eq!(lost, Some((LossReason::TakenOver, vec![1, 2, 3])));
@@ -451,7 +505,7 @@ mod tests {
     fn a_released_claim_is_renewed_no_more_and_says_so() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &2, &3], clock.at(0));
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
         state.mark_released(vec![1, 2]);
         assert!(state.is_done());
         assert!(!state.to_renew(clock.at(1)));
@@ -466,7 +520,7 @@ mod tests {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
         assert_eq!(state.margin_at(clock.at(500)), None, "nothing trusted yet");
-        state.renewed(&[&1, &2, &3], clock.at(1_000));
+        state.renewed(&[&1, &2, &3], &[], clock.at(1_000));
         assert_eq!(
             state.margin_at(clock.at(4_000)),
             Some(Duration::from_secs(5)),
@@ -489,7 +543,7 @@ mod tests {
             clock.at(0),
             Arc::clone(&tally),
         );
-        state.renewed(&[&1, &2], clock.at(0));
+        state.renewed(&[&1, &2], &[], clock.at(0));
         let unreachable = Error::InvalidSettings("the server did not answer".into());
         state.unconfirmed(&unreachable, clock.at(9_000));
         state.unconfirmed(&unreachable, clock.at(9_001));
@@ -503,7 +557,7 @@ mod tests {
     fn a_claim_handed_back_is_renewed_and_released_by_the_keeper_no_more() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &2, &3], clock.at(0));
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
         assert!(!state.is_off_the_keepers_hands());
         assert_eq!(state.hand_back(), [1, 2, 3], "the rows, for the caller");
         assert!(state.is_off_the_keepers_hands());
@@ -516,7 +570,7 @@ mod tests {
     fn a_claim_whose_release_failed_is_renewed_no_more() -> Result<(), Error> {
         let clock = FakeClock::start();
         let state = kept(&clock, settings()?)?;
-        state.renewed(&[&1, &2, &3], clock.at(0));
+        state.renewed(&[&1, &2, &3], &[], clock.at(0));
         assert_eq!(state.stop_renewing(), 3);
         assert!(state.is_done());
         assert!(!state.to_renew(clock.at(1)));

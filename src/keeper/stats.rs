@@ -16,6 +16,10 @@ use super::LossReason;
 /// * A round is **late** when it starts more than a tenth of the renewal interval after its
 ///   time: the previous round took longer than the interval (a slow database, a pool with no
 ///   connection free) or the thread was not scheduled. Late rounds eat into the margin.
+/// * A row **passed over** was locked by another transaction (a worker's own transaction on its
+///   job row, left open) when a round came: the round renewed the other rows and left it, and
+///   its claim is not confirmed until a round renews it, lost if none does before the trust
+///   deadline. Keep transactions on kept rows short.
 /// * The **smallest margin** is how near a kept lease came to its trust deadline: at each
 ///   confirmed renewal after the first, how long the keeper would still have trusted the lease
 ///   without it. Nearing zero, leases are about to be given up: renew more often, or look at the
@@ -32,7 +36,7 @@ use super::LossReason;
 /// assert_eq!(
 ///     stats.to_string(),
 ///     "0 rounds (0 late, at most 0ns late), 0 renewal statements (0 failed), 0 rows renewed, \
-///      0 rows lost (0 taken over, 0 unconfirmed, 0 past the longest hold)"
+///      0 passed over (locked), 0 rows lost (0 taken over, 0 unconfirmed, 0 past the longest hold)"
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,6 +56,10 @@ pub struct KeeperStats {
     pub failed_renewals: u64,
     /// The rows renewals found still held, and renewed.
     pub rows_renewed: u64,
+    /// Rows a round passed over because another transaction held them locked: still held by
+    /// their claim, not renewed that round (a claim with such a row is not confirmed, and is
+    /// lost once its trust deadline passes).
+    pub rows_passed_over: u64,
     /// Rows lost because a renewal found them no longer held by their claim.
     pub rows_taken_over: u64,
     /// Rows lost because no renewal was confirmed within the lease less the margin.
@@ -83,13 +91,15 @@ impl fmt::Display for KeeperStats {
         write!(
             f,
             "{} rounds ({} late, at most {:?} late), {} renewal statements ({} failed), \
-             {} rows renewed, {} rows lost ({} taken over, {} unconfirmed, {} past the longest hold)",
+             {} rows renewed, {} passed over (locked), {} rows lost ({} taken over, {} unconfirmed, \
+             {} past the longest hold)",
             self.rounds,
             self.late_rounds,
             self.most_late,
             self.renewal_statements,
             self.failed_renewals,
             self.rows_renewed,
+            self.rows_passed_over,
             self.rows_lost(),
             self.rows_taken_over,
             self.rows_unconfirmed,
@@ -160,6 +170,11 @@ impl Tally {
         for margin in margins {
             stats.smallest_margin = Some(stats.smallest_margin.map_or(margin, |m| m.min(margin)));
         }
+    }
+
+    /// A round passed over `rows` rows that another transaction held locked.
+    pub(super) fn passed_over(&self, rows: usize) {
+        self.stats().rows_passed_over += rows as u64;
     }
 
     /// A renewal failed.

@@ -11,6 +11,7 @@ use crate::backend::LeaseBackend;
 impl LeaseBackend for Mysql {
     // MySQL spells `VALUES` in a row list differently from MariaDB: plain row values serve both.
     const ROW_LIST_OPEN: &'static str = "(";
+    const LOCK_PASSING_LOCKED: Option<&'static str> = Some(" FOR UPDATE SKIP LOCKED");
     const MOST_BOUND_VALUES: usize = 65_535;
     // Half of MariaDB's default `optimizer_max_sel_arg_weight`: a key list read by key, never a
     // scan of the whole index.

@@ -8,6 +8,8 @@ use crate::backend::LeaseBackend;
 
 impl LeaseBackend for Pg {
     const ROW_LIST_OPEN: &'static str = "(VALUES ";
+    // The lock an UPDATE that changes no key takes: it blocks no foreign key check.
+    const LOCK_PASSING_LOCKED: Option<&'static str> = Some(" FOR NO KEY UPDATE SKIP LOCKED");
     const MOST_BOUND_VALUES: usize = 65_535;
 
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {

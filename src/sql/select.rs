@@ -22,6 +22,25 @@ pub struct NoLock;
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct ForUpdate;
 
+/// The rows read stay locked until the transaction ends, and those another transaction holds
+/// locked are passed over: `FOR UPDATE SKIP LOCKED`, as the backend writes it
+/// ([`LeaseBackend::LOCK_PASSING_LOCKED`](crate::backend::LeaseBackend::LOCK_PASSING_LOCKED)).
+///
+/// ```
+/// let _passing = diesel_lease::sql::PassingLocked;
+/// ```
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct PassingLocked;
+
+impl<DB: crate::backend::LeaseBackend> QueryFragment<DB> for PassingLocked {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        if let Some(clause) = DB::LOCK_PASSING_LOCKED {
+            out.push_sql(clause);
+        }
+        Ok(())
+    }
+}
+
 impl<DB: Backend> QueryFragment<DB> for NoLock {
     fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         Ok(())

@@ -8,6 +8,7 @@ use crate::backend::LeaseBackend;
 
 impl LeaseBackend for Sqlite {
     const ROW_LIST_OPEN: &'static str = "(VALUES ";
+    const LOCK_PASSING_LOCKED: Option<&'static str> = None;
     const MOST_BOUND_VALUES: usize = 32_766;
 
     fn walk_now(mut out: AstPass<'_, '_, Self>) -> QueryResult<()> {

@@ -18,9 +18,11 @@ on_every_backend! {
     }
     postgres: {
         include!("scenarios/keeper_postgres.rs");
+        include!("scenarios/keeper_locked.rs");
     }
     mysql: {
         include!("scenarios/keeper_mysql.rs");
+        include!("scenarios/keeper_locked.rs");
     }
 }
 
@@ -31,6 +33,7 @@ mod scenarios {
     mod draining;
     mod dropping;
     mod keeper;
+    mod keeper_locked;
     mod keeper_mysql;
     mod keeper_postgres;
     mod keeper_stats;
