@@ -7,7 +7,7 @@ use diesel::Table;
 
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{LeaseQuery, LeaseStatement};
-use crate::sql::{ForUpdate, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
+use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
 use crate::sql::{SelectWhere, Update, Where};
 use crate::{ClaimLease, Error, Released};
 
@@ -16,7 +16,7 @@ use crate::{ClaimLease, Error, Released};
 pub type PairRelease<T> = HeldWrite<
     Update<T, Where<PairsOf<T>>, Released<T>, NoReturning, PrimaryKeyAccess>,
     <T as Table>::PrimaryKey,
-    SelectWhere<T, <T as Table>::PrimaryKey, PairsOf<T>, ForUpdate>,
+    SelectWhere<T, <T as Table>::PrimaryKey, PairsOf<T>, ForUpdateByKey>,
     SelectWhere<T, <T as Table>::PrimaryKey, PairsOf<T>, NoLock>,
     <T as ClaimLease>::Key,
 >;

@@ -7,7 +7,7 @@ use diesel::Table;
 
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{LeaseQuery, LeaseStatement};
-use crate::sql::{ForUpdate, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
+use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
 use crate::sql::{SelectWhere, Update, Where};
 use crate::table::TokenOf;
 use crate::{ClaimLease, Error, Renewed};
@@ -23,7 +23,7 @@ pub type RenewedRow<T> = (<T as ClaimLease>::Key, Option<String>);
 pub type PairRenewal<T> = HeldWrite<
     Update<T, Where<PairsOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>,
     KeyAndToken<T>,
-    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, ForUpdate>,
+    SelectWhere<T, KeyAndToken<T>, PairsOf<T>, ForUpdateByKey>,
     SelectWhere<T, KeyAndToken<T>, PairsOf<T>, NoLock>,
     RenewedRow<T>,
 >;

@@ -10,8 +10,8 @@ use diesel::Table;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{LeaseQuery, LeaseStatement};
 use crate::sql::{
-    most_keys_in_one_statement, And, ForUpdate, KeysIn, KeysOf, NoChanges, NoLock, NoReturning,
-    PrimaryKeyAccess, SelectWhere, Update, Where,
+    most_keys_in_one_statement, And, ForUpdateByKey, KeysIn, KeysOf, NoChanges, NoLock,
+    NoReturning, PrimaryKeyAccess, SelectWhere, Update, Where,
 };
 use crate::table::token_is;
 use crate::{Claim, ClaimLease, Error, KeyType, Released, Renewed, RenewedAgo, TokenIs};
@@ -471,7 +471,7 @@ type Guard<T> = And<KeysOf<T>, TokenIs<T>>;
 pub(crate) type GuardedPlan<T, Changes, LeaseChanges> = HeldWrite<
     Update<T, Where<Guard<T>>, (Changes, LeaseChanges), NoReturning, PrimaryKeyAccess>,
     <T as Table>::PrimaryKey,
-    SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, ForUpdate>,
+    SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, ForUpdateByKey>,
     SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, NoLock>,
     <T as ClaimLease>::Key,
 >;

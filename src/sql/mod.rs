@@ -21,7 +21,10 @@ pub use clock::{now, Ago, ClockMicros, MicrosSince, Now, Null};
 pub use incremented::Incremented;
 pub(crate) use keys::most_keys_in_one_statement;
 pub use keys::{KeysIn, KeysOf, PairsIn, PairsOf};
-pub use select::{CountPerOwner, ForUpdate, NoLock, PassingLocked, SelectWhere, SelectWhereId};
+pub use select::{
+    CountPerOwner, ForUpdate, ForUpdateByKey, NoLock, PassingLocked, ReadLock, SelectWhere,
+    SelectWhereId,
+};
 pub use update::{
     update, AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, Returning, Update, UpdateOf,
     Where,

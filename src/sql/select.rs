@@ -6,6 +6,8 @@ use diesel::expression::Expression;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::{QueryResult, RunQueryDsl, Table};
 
+use crate::backend::LeaseBackend;
+
 /// No row lock: a plain `SELECT`.
 ///
 /// ```
@@ -24,7 +26,8 @@ pub struct ForUpdate;
 
 /// The rows read stay locked until the transaction ends, and those another transaction holds
 /// locked are passed over: `FOR UPDATE SKIP LOCKED`, as the backend writes it
-/// ([`LeaseBackend::LOCK_PASSING_LOCKED`](crate::backend::LeaseBackend::LOCK_PASSING_LOCKED)).
+/// ([`LeaseBackend::LOCK_PASSING_LOCKED`]), the rows named by their keys reached as
+/// [`ForUpdateByKey`] reaches them.
 ///
 /// ```
 /// let _passing = diesel_lease::sql::PassingLocked;
@@ -32,8 +35,13 @@ pub struct ForUpdate;
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct PassingLocked;
 
-impl<DB: crate::backend::LeaseBackend> QueryFragment<DB> for PassingLocked {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+/// Rows named by their keys, reached as [`ForUpdateByKey`] reaches them.
+impl<DB: LeaseBackend> ReadLock<DB> for PassingLocked {
+    fn walk_access<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_primary_key_access(out)
+    }
+
+    fn walk_lock<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         if let Some(clause) = DB::LOCK_PASSING_LOCKED {
             out.push_sql(clause);
         }
@@ -41,14 +49,49 @@ impl<DB: crate::backend::LeaseBackend> QueryFragment<DB> for PassingLocked {
     }
 }
 
-impl<DB: Backend> QueryFragment<DB> for NoLock {
-    fn walk_ast<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+/// `FOR UPDATE` of rows named by their keys, reached through the primary key where a backend can
+/// be told so
+/// ([`LeaseBackend::walk_primary_key_access`](crate::backend::LeaseBackend::walk_primary_key_access)):
+/// MariaDB may otherwise read them through another index, or past the range optimizer's limit
+/// scan the whole table, locking what it passes.
+///
+/// ```
+/// let _locking = diesel_lease::sql::ForUpdateByKey;
+/// ```
+#[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
+pub struct ForUpdateByKey;
+
+/// How a [`SelectWhere`] reaches the rows it reads, and whether it locks them.
+pub trait ReadLock<DB: Backend> {
+    /// Written after the table: how the read reaches its rows; nothing but for reads by key.
+    fn walk_access<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        let _ = out;
+        Ok(())
+    }
+
+    /// Written after the condition: the locking clause, if any.
+    fn walk_lock<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()>;
+}
+
+impl<DB: Backend> ReadLock<DB> for NoLock {
+    fn walk_lock<'b>(&'b self, _: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         Ok(())
     }
 }
 
-impl<DB: Backend> QueryFragment<DB> for ForUpdate {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+impl<DB: Backend> ReadLock<DB> for ForUpdate {
+    fn walk_lock<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(" FOR UPDATE");
+        Ok(())
+    }
+}
+
+impl<DB: LeaseBackend> ReadLock<DB> for ForUpdateByKey {
+    fn walk_access<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        DB::walk_primary_key_access(out)
+    }
+
+    fn walk_lock<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql(" FOR UPDATE");
         Ok(())
     }
@@ -119,16 +162,17 @@ where
     T::FromClause: QueryFragment<DB>,
     Selection: QueryFragment<DB>,
     Condition: QueryFragment<DB>,
-    Lock: QueryFragment<DB>,
+    Lock: ReadLock<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql("SELECT ");
         self.selection.walk_ast(out.reborrow())?;
         out.push_sql(" FROM ");
         self.from_clause.walk_ast(out.reborrow())?;
+        self.lock.walk_access(out.reborrow())?;
         out.push_sql(" WHERE ");
         self.condition.walk_ast(out.reborrow())?;
-        self.lock.walk_ast(out.reborrow())
+        self.lock.walk_lock(out.reborrow())
     }
 }
 
