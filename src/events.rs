@@ -1,5 +1,6 @@
 //! Events for operators, through `tracing` when the `tracing` feature is on: a lease acquired,
-//! renewed, lost (a warning), released, reaped, each with its table, owner and token.
+//! renewed, lost (a warning), released, reaped, each with its table, owner and token; a write
+//! conflict lost.
 #![cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 
 use crate::Claim;
@@ -34,6 +35,7 @@ macro_rules! keeper_stats_event {
             most_late_us = micros(stats.most_late),
             renewal_statements = stats.renewal_statements,
             failed_renewals = stats.failed_renewals,
+            renewal_conflicts = stats.renewal_conflicts,
             rows_renewed = stats.rows_renewed,
             rows_passed_over = stats.rows_passed_over,
             rows_taken_over = stats.rows_taken_over,
@@ -104,6 +106,25 @@ pub(crate) fn emit_released_by_owners<T>(owners: &[String], rows: usize) {
 pub(crate) fn emit_reaped<T>(rows: usize) {
     #[cfg(feature = "tracing")]
     tracing::info!(table = table_name::<T>(), rows, "leases reaped");
+}
+
+/// `operation` on `table` (for `claim`, if any) lost a write conflict, with `error`: at info
+/// level, since it is a lost race, but one whose rate operators want to see.
+pub(crate) fn emit_conflict_lost(
+    operation: &str,
+    table: &str,
+    claim: Option<&Claim>,
+    error: &dyn std::fmt::Display,
+) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        table,
+        operation,
+        owner = claim.map(Claim::owner),
+        token = claim.map(Claim::token),
+        error = %error,
+        "write conflict lost"
+    );
 }
 
 /// A keeper's round that renewed anything ended: what the keeper has done so far, as fields,

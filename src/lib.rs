@@ -67,6 +67,7 @@ pub mod agent;
 pub mod backend;
 mod claim;
 mod claim_index;
+mod conflicts;
 pub mod dsl;
 mod error;
 mod events;
@@ -101,6 +102,7 @@ pub mod sqlite;
 
 pub use claim::{check_text, Claim};
 pub use claim_index::ClaimIndex;
+pub use conflicts::{lost_conflicts, LostConflicts};
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{

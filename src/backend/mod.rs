@@ -234,16 +234,19 @@ where
 /// A claim, reap or renewal that lost a write conflict outside a transaction of the caller's has
 /// changed nothing: a deadlock victim on MySQL/MariaDB, a Galera certification failure, a
 /// serialization failure on PostgreSQL. The statement was rolled back alone, so it is a lost race
-/// like any other. Inside the caller's transaction the whole transaction is gone, and the caller
-/// must hear of it.
+/// like any other, but one that is counted and told ([`crate::LostConflicts`]): its only trace.
+/// Inside the caller's transaction the whole transaction is gone, and the caller must hear of it.
 pub(crate) fn lost_conflict_changes_nothing<C: Connection, Changed: Default>(
     result: QueryResult<Changed>,
     conn: &mut C,
+    lost: (crate::conflicts::Operation, &str, Option<&crate::Claim>),
 ) -> QueryResult<Changed> {
     match result {
-        Err(DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _))
+        Err(error @ DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _))
             if in_no_transaction(conn) =>
         {
+            let (operation, table, claim) = lost;
+            crate::conflicts::lost(operation, table, claim, &error);
             Ok(Changed::default())
         }
         other => other,

@@ -296,7 +296,20 @@ where
         claims: impl IntoIterator<Item = &'a Arc<ClaimState<T::Key>>>,
         error: Error,
     ) -> Error {
-        self.tally.failed();
+        let conflict = match &error {
+            Error::Database(
+                lost @ diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::SerializationFailure,
+                    _,
+                ),
+            ) => {
+                let table = crate::events::table_name::<T>();
+                crate::conflicts::lost(crate::conflicts::Operation::Renewal, table, None, lost);
+                true
+            }
+            _ => false,
+        };
+        self.tally.failed(conflict);
         let now = monotonic::instant();
         for state in claims {
             state.unconfirmed(&error, now);

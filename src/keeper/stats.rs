@@ -35,8 +35,9 @@ use super::LossReason;
 /// assert_eq!(stats.smallest_margin, None);
 /// assert_eq!(
 ///     stats.to_string(),
-///     "0 rounds (0 late, at most 0ns late), 0 renewal statements (0 failed), 0 rows renewed, \
-///      0 passed over (locked), 0 rows lost (0 taken over, 0 unconfirmed, 0 past the longest hold)"
+///     "0 rounds (0 late, at most 0ns late), 0 renewal statements (0 failed, 0 of them conflicts), \
+///      0 rows renewed, 0 passed over (locked), \
+///      0 rows lost (0 taken over, 0 unconfirmed, 0 past the longest hold)"
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,6 +55,11 @@ pub struct KeeperStats {
     /// The renewals that could not be made (a database error, no pool connection in time):
     /// their claims' trust deadlines stood.
     pub failed_renewals: u64,
+    /// Of the failed renewals, those that lost a write conflict (a deadlock, a serialization or
+    /// Galera certification failure): a rate operators may want apart, since it says the
+    /// keeper's rows are contended rather than the database unreachable. Also counted
+    /// process-wide by [`lost_conflicts`](crate::lost_conflicts).
+    pub renewal_conflicts: u64,
     /// The rows renewals found still held, and renewed.
     pub rows_renewed: u64,
     /// Rows a round passed over because another transaction held them locked: still held by
@@ -90,14 +96,15 @@ impl fmt::Display for KeeperStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} rounds ({} late, at most {:?} late), {} renewal statements ({} failed), \
-             {} rows renewed, {} passed over (locked), {} rows lost ({} taken over, {} unconfirmed, \
-             {} past the longest hold)",
+            "{} rounds ({} late, at most {:?} late), {} renewal statements ({} failed, {} of them \
+             conflicts), {} rows renewed, {} passed over (locked), {} rows lost ({} taken over, \
+             {} unconfirmed, {} past the longest hold)",
             self.rounds,
             self.late_rounds,
             self.most_late,
             self.renewal_statements,
             self.failed_renewals,
+            self.renewal_conflicts,
             self.rows_renewed,
             self.rows_passed_over,
             self.rows_lost(),
@@ -177,9 +184,11 @@ impl Tally {
         self.stats().rows_passed_over += rows as u64;
     }
 
-    /// A renewal failed.
-    pub(super) fn failed(&self) {
-        self.stats().failed_renewals += 1;
+    /// A renewal failed; `conflict` when it lost a write conflict.
+    pub(super) fn failed(&self, conflict: bool) {
+        let mut stats = self.stats();
+        stats.failed_renewals += 1;
+        stats.renewal_conflicts += u64::from(conflict);
     }
 
     /// `rows` rows were lost, for `reason`.
@@ -260,7 +269,8 @@ mod tests {
         tally.lost(3, LossReason::Unconfirmed);
         tally.lost(1, LossReason::LongestHold);
         tally.lost(9, LossReason::Released);
-        tally.failed();
+        tally.failed(false);
+        tally.failed(true);
         let stats = tally.snapshot();
         assert_eq!(
             (
@@ -270,6 +280,13 @@ mod tests {
             ),
             (2, 3, 1)
         );
-        assert_eq!((stats.rows_lost(), stats.failed_renewals), (6, 1));
+        assert_eq!(
+            (
+                stats.rows_lost(),
+                stats.failed_renewals,
+                stats.renewal_conflicts
+            ),
+            (6, 2, 1)
+        );
     }
 }

@@ -7,6 +7,8 @@ use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
 use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, LeaseBackend};
+use crate::conflicts::Operation;
+use crate::events::table_name;
 use crate::outcome::Batch;
 use crate::query::{Claimant, LeaseQuery, LeaseStatement, NoClaimant};
 use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
@@ -296,7 +298,11 @@ where
             changed: token_is::<T>(&claim),
         };
         let won = C::Backend::claim_batch(plan, conn);
-        let won = lost_conflict_changes_nothing(won, conn)?;
+        let won = lost_conflict_changes_nothing(
+            won,
+            conn,
+            (Operation::BatchClaim, table_name::<T>(), Some(&claim)),
+        )?;
         if !won.is_empty() {
             crate::events::emit_acquired::<T>(&claim, won.len());
         }

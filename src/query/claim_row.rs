@@ -7,6 +7,8 @@ use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
 use crate::backend::{lost_conflict_changes_nothing, ClaimsRow, LeaseBackend, RowClaim};
+use crate::conflicts::Operation;
+use crate::events::table_name;
 use crate::outcome::{Claimed, Refused, Won};
 use crate::query::{Claimant, LeaseQuery, LeaseStatement, NoClaimant};
 use crate::sql::{And, NoChanges, NoLock, SelectWhere, Update, Where};
@@ -263,13 +265,19 @@ where
             ),
         };
         let won = C::Backend::claim_row(plan, conn);
-        Ok(match lost_conflict_changes_nothing(won, conn)? {
-            Some((row, fence)) => {
-                crate::events::emit_acquired::<T>(&claim, 1);
-                Claimed::Won(Won::new(row, table, self.key, claim, fence))
-            }
-            None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
-        })
+        Ok(
+            match lost_conflict_changes_nothing(
+                won,
+                conn,
+                (Operation::RowClaim, table_name::<T>(), Some(&claim)),
+            )? {
+                Some((row, fence)) => {
+                    crate::events::emit_acquired::<T>(&claim, 1);
+                    Claimed::Won(Won::new(row, table, self.key, claim, fence))
+                }
+                None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
+            },
+        )
     }
 }
 

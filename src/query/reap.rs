@@ -7,6 +7,8 @@ use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
 use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, LeaseBackend};
+use crate::conflicts::Operation;
+use crate::events::table_name;
 use crate::query::{LeaseQuery, LeaseStatement};
 use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
 use crate::{ClaimLease, Error, Lease, Outlived, Released, Unclaimed};
@@ -174,7 +176,11 @@ where
             changed: table.unclaimed(),
         };
         let reaped = C::Backend::claim_batch(plan, conn);
-        let reaped = lost_conflict_changes_nothing(reaped, conn)?;
+        let reaped = lost_conflict_changes_nothing(
+            reaped,
+            conn,
+            (Operation::Reap, table_name::<T>(), None),
+        )?;
         if !reaped.is_empty() {
             crate::events::emit_reaped::<T>(reaped.len());
         }

@@ -74,6 +74,9 @@ on_every_backend! {
 
         include!("scenarios/events.rs");
     }
+    postgres: {
+        include!("scenarios/events_postgres.rs");
+    }
 }
 
 // The scenario files this binary includes, declared for rustfmt alone and never compiled: rustfmt
@@ -81,4 +84,5 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod events;
+    mod events_postgres;
 }

@@ -194,3 +194,22 @@ fn a_keeper_whose_pool_may_wait_longer_than_its_margin_for_a_connection_is_warne
     drop(keeper.unwrap());
     assert!(!quick.contains("margin"), "{quick}");
 }
+
+/// A claim refused because another claim holds the row lost an ordinary race, not a write
+/// conflict: nothing is counted or told as one.
+#[test]
+fn a_claim_refused_by_a_holder_is_no_lost_conflict() {
+    let conn = &mut connection();
+    let ids = queued_jobs(conn, 1, "queued");
+    claim_all(conn, &ids, &Claim::new("holder").unwrap(), minute());
+    let (won, events) = crate::events_during(|| {
+        lease_jobs::table
+            .claim_row(&ids[0], minute())
+            .by(&Claim::new(&unique_id("owner")).unwrap())
+            .returning(lease_jobs::id)
+            .run::<String>(conn)
+            .map(|claimed| claimed.won().is_some())
+    });
+    assert!(!won.unwrap(), "refused");
+    assert!(!events.contains("write conflict lost"), "{events}");
+}
