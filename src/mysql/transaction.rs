@@ -1,7 +1,9 @@
 //! The library's own short transactions on MySQL/MariaDB, at READ COMMITTED.
+use diesel::connection::{TransactionDepthChange, TransactionManager, TransactionManagerStatus};
 use diesel::mysql::Mysql;
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::{Connection, QueryResult};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::result::Error as DieselError;
+use diesel::{Connection, QueryResult, RunQueryDsl};
 
 use crate::backend::in_no_transaction;
 
@@ -9,9 +11,12 @@ use crate::backend::in_no_transaction;
 /// no gap locks and keep no lock on rows they pass over. Inside a transaction of the caller's,
 /// `body` runs in a savepoint and the caller's isolation stands.
 ///
-/// A COMMIT that loses a write conflict (a Galera certification failure, error 1213) is a
-/// serialization failure, as the same error of any statement is: Diesel sends COMMIT as plain
-/// text, and reports an error of plain text as `Unknown`, so it is told by its message.
+/// The COMMIT is a prepared statement of the library's, not Diesel's plain-text one: a COMMIT
+/// that loses a write conflict (a Galera certification failure, error 1213) then arrives with its
+/// error number, and is a serialization failure as the same error of any statement is, whatever
+/// the server's language (`lc_messages`). Diesel reports an error of plain text as `Unknown`,
+/// with only its message. Cached like the library's other statements, it is one round trip, as
+/// Diesel's COMMIT was.
 pub(super) fn short_transaction<C, T>(
     conn: &mut C,
     body: impl FnOnce(&mut C) -> QueryResult<T>,
@@ -19,19 +24,43 @@ pub(super) fn short_transaction<C, T>(
 where
     C: Connection<Backend = Mysql>,
 {
-    if in_no_transaction(conn) {
-        conn.batch_execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+    if !in_no_transaction(conn) {
+        // A savepoint's release cannot lose a conflict: the caller's COMMIT is where it would.
+        return conn.transaction(body);
     }
-    conn.transaction(body).map_err(|error| match error {
-        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().starts_with(LOST_CONFLICT) =>
-        {
-            DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, info)
-        }
-        other => other,
-    })
+    conn.batch_execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")?;
+    C::TransactionManager::begin_transaction(conn)?;
+    match body(conn).and_then(|done| commit(conn).map(|()| done)) {
+        Ok(done) => Ok(done),
+        // As Diesel's `transaction` does, after a failed body or COMMIT.
+        Err(error) => match C::TransactionManager::rollback_transaction(conn) {
+            Ok(()) | Err(DieselError::BrokenTransactionManager) => Err(error),
+            Err(rollback_error) => Err(rollback_error),
+        },
+    }
 }
 
-/// The message of MySQL's and MariaDB's error 1213 (`ER_LOCK_DEADLOCK`), in the servers' default
-/// language; under another `lc_messages` the error stays `Unknown`, as Diesel reports it.
-const LOST_CONFLICT: &str = "Deadlock found when trying to get lock";
+/// Commits the transaction `short_transaction` began, by the prepared [`Commit`], and tells
+/// Diesel's transaction manager it has ended.
+fn commit<C: Connection<Backend = Mysql>>(conn: &mut C) -> QueryResult<()> {
+    Commit.execute(conn)?;
+    match C::TransactionManager::transaction_manager_status_mut(conn) {
+        TransactionManagerStatus::Valid(status) => {
+            status.change_transaction_depth(TransactionDepthChange::DecreaseDepth)
+        }
+        TransactionManagerStatus::InError => Err(DieselError::BrokenTransactionManager),
+    }
+}
+
+/// `COMMIT`, as a prepared statement: an error there carries its number.
+#[derive(Debug, Clone, Copy, QueryId)]
+struct Commit;
+
+impl QueryFragment<Mysql> for Commit {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Mysql>) -> QueryResult<()> {
+        out.push_sql("COMMIT");
+        Ok(())
+    }
+}
+
+impl<C> RunQueryDsl<C> for Commit {}
