@@ -77,6 +77,9 @@ on_every_backend! {
     postgres: {
         include!("scenarios/events_postgres.rs");
     }
+    mysql: {
+        include!("scenarios/events_mysql.rs");
+    }
 }
 
 // The scenario files this binary includes, declared for rustfmt alone and never compiled: rustfmt
@@ -84,5 +87,6 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod events;
+    mod events_mysql;
     mod events_postgres;
 }
