@@ -415,6 +415,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
     }
     cluster.settle(CONTENDED_ROWS)?;
     let before = cluster.conflicts()?;
+    let lost_before = diesel_lease::lost_conflicts().total();
     let holders: Arc<Vec<AtomicU32>> =
         Arc::new((0..=CONTENDED_ROWS).map(|_| AtomicU32::new(0)).collect());
     let seed = Arc::new(AtomicU64::new(u64::from(std::process::id())));
@@ -441,6 +442,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         }
     }
     let after = cluster.conflicts()?;
+    let lost = diesel_lease::lost_conflicts().total() - lost_before;
     let mut seen = std::mem::take(&mut *lock(&seen));
     // A statement the server never answered ends with the connection the watchdog killed: that
     // error is the watchdog's, counted below, not the claim's.
@@ -497,6 +499,10 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         format!("{cert_failures}, {bf_aborts}"),
     );
     outcome.figure(
+        "contention: lost conflicts the library counted (`lost_conflicts`)",
+        lost,
+    );
+    outcome.figure(
         "contention: claims that returned an error",
         errors_text(&seen.claim_errors),
     );
@@ -548,6 +554,13 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         "no certification conflict: the contention tested nothing".into()
     });
     outcome.check(seen.won > 0, || "no claim won".into());
+    // Each is a claim refused, and certification failures reach the claims: some are counted.
+    outcome.check(lost > 0 && lost <= seen.refused, || {
+        format!(
+            "{lost} lost conflicts counted, of {} claims refused",
+            seen.refused
+        )
+    });
     Ok(())
 }
 
@@ -1048,7 +1061,9 @@ impl Drop for Cluster {
     }
 }
 
-/// A node's settings: its own folder, socket and ports, Galera's on loopback, and little memory.
+/// A node's settings: its own folder, socket and ports, Galera's on loopback, little memory, and
+/// messages in German (`lc_messages`): a conflict lost at COMMIT must be told by its number (1213),
+/// not by its English message.
 fn node_config(
     dir: &Path,
     number: u16,
@@ -1074,6 +1089,7 @@ fn node_config(
          innodb_autoinc_lock_mode=2\n\
          innodb_flush_log_at_trx_commit=1\n\
          innodb_lock_wait_timeout=5\n\
+         lc_messages=de_DE\n\
          wsrep_on=ON\n\
          wsrep_provider={provider}\n\
          wsrep_cluster_name=diesel_lease_faults\n\
