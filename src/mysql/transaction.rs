@@ -15,8 +15,9 @@ use crate::backend::in_no_transaction;
 /// that loses a write conflict (a Galera certification failure, error 1213) then arrives with its
 /// error number, and is a serialization failure as the same error of any statement is, whatever
 /// the server's language (`lc_messages`). Diesel reports an error of plain text as `Unknown`,
-/// with only its message. Cached like the library's other statements, it is one round trip, as
-/// Diesel's COMMIT was.
+/// with only its message (MariaDB words a deadlock in the server's language, not the session's).
+/// Cached like the library's other statements, it is one round trip; Diesel's plain text was
+/// three, with the multi-statement option switched on before it and off after.
 pub(super) fn short_transaction<C, T>(
     conn: &mut C,
     body: impl FnOnce(&mut C) -> QueryResult<T>,
