@@ -415,7 +415,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
     }
     cluster.settle(CONTENDED_ROWS)?;
     let before = cluster.conflicts()?;
-    let lost_before = diesel_lease::lost_conflicts().total();
+    let lost_before = diesel_lease::lost_conflicts();
     let holders: Arc<Vec<AtomicU32>> =
         Arc::new((0..=CONTENDED_ROWS).map(|_| AtomicU32::new(0)).collect());
     let seed = Arc::new(AtomicU64::new(u64::from(std::process::id())));
@@ -442,7 +442,12 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         }
     }
     let after = cluster.conflicts()?;
-    let lost = diesel_lease::lost_conflicts().total() - lost_before;
+    let lost_after = diesel_lease::lost_conflicts();
+    let lost = lost_after.total() - lost_before.total();
+    let (lost_by_key, lost_batch) = (
+        lost_after.row_claims - lost_before.row_claims,
+        lost_after.batch_claims - lost_before.batch_claims,
+    );
     let mut seen = std::mem::take(&mut *lock(&seen));
     // A statement the server never answered ends with the connection the watchdog killed: that
     // error is the watchdog's, counted below, not the claim's.
@@ -499,8 +504,8 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         format!("{cert_failures}, {bf_aborts}"),
     );
     outcome.figure(
-        "contention: lost conflicts the library counted (`lost_conflicts`)",
-        lost,
+        "contention: lost conflicts the library counted (`lost_conflicts`): claims by key, batch claims",
+        format!("{lost_by_key}, {lost_batch}"),
     );
     outcome.figure(
         "contention: claims that returned an error",
@@ -555,6 +560,9 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
     });
     outcome.check(seen.won > 0, || "no claim won".into());
     // Each is a claim refused, and certification failures reach the claims: some are counted.
+    outcome.check(lost == lost_by_key + lost_batch, || {
+        format!("{lost} lost conflicts counted, not all of them claims")
+    });
     outcome.check(lost > 0 && lost <= seen.refused, || {
         format!(
             "{lost} lost conflicts counted, of {} claims refused",
