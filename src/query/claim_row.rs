@@ -265,19 +265,14 @@ where
             ),
         };
         let won = C::Backend::claim_row(plan, conn);
-        Ok(
-            match lost_conflict_changes_nothing(
-                won,
-                conn,
-                (Operation::RowClaim, table_name::<T>(), Some(&claim)),
-            )? {
-                Some((row, fence)) => {
-                    crate::events::emit_acquired::<T>(&claim, 1);
-                    Claimed::Won(Won::new(row, table, self.key, claim, fence))
-                }
-                None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
-            },
-        )
+        let lost = (Operation::RowClaim, table_name::<T>(), Some(&claim));
+        Ok(match lost_conflict_changes_nothing(won, conn, lost)? {
+            Some((row, fence)) => {
+                crate::events::emit_acquired::<T>(&claim, 1);
+                Claimed::Won(Won::new(row, table, self.key, claim, fence))
+            }
+            None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
+        })
     }
 }
 
