@@ -3,7 +3,7 @@
 //! conflict lost.
 #![cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 
-use crate::Claim;
+use crate::{Claim, ClaimLease};
 
 /// One event of a claim on the table named `$table`: its owner, token and rows as fields.
 #[cfg(feature = "tracing")]
@@ -49,13 +49,13 @@ macro_rules! keeper_stats_event {
 }
 
 /// A claim won `rows` rows of `T`.
-pub(crate) fn emit_acquired<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_acquired<T: ClaimLease>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(info, table_name::<T>(), claim, rows, "lease acquired");
 }
 
 /// A keeper renewed `rows` rows of `T`.
-pub(crate) fn emit_renewed<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_renewed<T: ClaimLease>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(debug, table_name::<T>(), claim, rows, "lease renewed");
 }
@@ -67,7 +67,7 @@ pub(crate) fn emit_lost(table: &str, claim: &Claim, rows: usize, reason: &dyn st
 }
 
 /// A round passed over `rows` rows of `claim` that another transaction held locked.
-pub(crate) fn emit_passed_over<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_passed_over<T: ClaimLease>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(
         warn,
@@ -79,20 +79,24 @@ pub(crate) fn emit_passed_over<T>(claim: &Claim, rows: usize) {
 }
 
 /// A release changed `rows` rows of `T` still held.
-pub(crate) fn emit_released<T>(claim: &Claim, rows: usize) {
+pub(crate) fn emit_released<T: ClaimLease>(claim: &Claim, rows: usize) {
     #[cfg(feature = "tracing")]
     claim_event!(info, table_name::<T>(), claim, rows, "lease released");
 }
 
 /// A release of `rows` rows of `T` that no caller waits for (a dropped handle, a keeper that
 /// stopped) failed with `error`: a warning, since the rows stay held until the lease runs out.
-pub(crate) fn emit_not_released<T>(claim: &Claim, rows: usize, error: &dyn std::fmt::Display) {
+pub(crate) fn emit_not_released<T: ClaimLease>(
+    claim: &Claim,
+    rows: usize,
+    error: &dyn std::fmt::Display,
+) {
     #[cfg(feature = "tracing")]
     claim_event!(warn, table_name::<T>(), claim, rows, "lease not released; it runs out on its own", error = %error);
 }
 
 /// A release by owner freed `rows` rows of `T` that `owners` held, whatever their claims.
-pub(crate) fn emit_released_by_owners<T>(owners: &[String], rows: usize) {
+pub(crate) fn emit_released_by_owners<T: ClaimLease>(owners: &[String], rows: usize) {
     #[cfg(feature = "tracing")]
     tracing::info!(
         table = table_name::<T>(),
@@ -103,7 +107,7 @@ pub(crate) fn emit_released_by_owners<T>(owners: &[String], rows: usize) {
 }
 
 /// A reap took `rows` outlived rows of `T` from their holders.
-pub(crate) fn emit_reaped<T>(rows: usize) {
+pub(crate) fn emit_reaped<T: ClaimLease>(rows: usize) {
     #[cfg(feature = "tracing")]
     tracing::info!(table = table_name::<T>(), rows, "leases reaped");
 }
@@ -157,7 +161,7 @@ pub(crate) fn emit_keeper_checkout_too_slow(
     );
 }
 
-/// The name operators see for table `T`.
-pub(crate) fn table_name<T>() -> &'static str {
-    std::any::type_name::<T>()
+/// The name operators see for table `T`: its SQL name.
+pub(crate) fn table_name<T: crate::ClaimLease>() -> &'static str {
+    T::__sql_name()
 }

@@ -129,6 +129,8 @@ pub use table::{
 
 #[doc(hidden)]
 pub use diesel as __diesel;
+#[doc(hidden)]
+pub use table::sql_table_name as __sql_table_name;
 
 /// The README's examples, compiled and run as doctests so they cannot rot. They run on SQLite
 /// and show the agent locks and the task locks, so they run in builds with all three features.

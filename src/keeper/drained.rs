@@ -54,7 +54,8 @@ impl fmt::Display for Drained {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DrainedTable {
-    /// The table, as operators see it named.
+    /// The table's SQL name, as its `table!` gives it: `jobs`, or `queue.jobs` when it names a
+    /// schema (not its Rust path); events name it so too.
     pub table: &'static str,
     /// The claims released (or, within their shortest hold, dated to outlive it).
     pub claims: usize,

@@ -139,6 +139,13 @@ macro_rules! claim_lease {
             type KeySqlType = $crate::__diesel::dsl::SqlTypeOf<
                 <$($table)::+::table as $crate::__diesel::Table>::PrimaryKey,
             >;
+
+            fn __sql_name() -> &'static str {
+                // Written once, by a backend's query builder: events name the table for free.
+                static NAME: ::std::sync::OnceLock<::std::string::String> =
+                    ::std::sync::OnceLock::new();
+                NAME.get_or_init($crate::__sql_table_name::<Self>)
+            }
         }
     };
 }

@@ -3,6 +3,7 @@ mod changesets;
 mod fence;
 mod key;
 mod macros;
+mod name;
 
 use diesel::prelude::*;
 use diesel::sql_types::is_nullable::IsNullable;
@@ -18,6 +19,8 @@ pub use fence::{Fence, Fenced, NoFence};
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) use key::single_column_keys;
 pub use key::{BindKey, IntoKey, KeyType};
+#[doc(hidden)]
+pub use name::sql_table_name;
 
 use crate::sql::{Ago, Now, Null};
 use crate::{Age, Claim, Lease};
@@ -76,6 +79,15 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     type Key: Clone + std::fmt::Debug + Eq + std::hash::Hash + Send + Sync + 'static;
     /// The SQL type of the table's primary key, whose value `Key` is.
     type KeySqlType: KeyType<Value = Self::Key>;
+
+    /// The table's name as its SQL gives it (`jobs`, or `queue.jobs` when its `table!` names a
+    /// schema): what drains, statistics and events call it. [`claim_lease!`](crate::claim_lease)
+    /// writes it, once for each table; the default, for a table it did not write, is the Rust
+    /// type's path.
+    #[doc(hidden)]
+    fn __sql_name() -> &'static str {
+        std::any::type_name::<Self>()
+    }
 
     /// The row is taken by `claim`: owner and token from the claim, claimed at the database's
     /// now, and its [`Fence`], if it has one, one higher.

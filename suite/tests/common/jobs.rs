@@ -37,6 +37,12 @@ jobs_table!(
     /// batch claims under contention run on both (tests/scenarios/contention.rs).
     indexed_jobs
 );
+jobs_table!(
+    /// `lease_jobs` under another Rust name: what the library reports of it must be the SQL name
+    /// (tests/scenarios/draining.rs).
+    #[sql_name = "lease_jobs"]
+    renamed_jobs
+);
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = lease_jobs)]

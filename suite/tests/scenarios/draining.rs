@@ -50,9 +50,13 @@ fn a_drain_releases_every_claim_kept_on_a_table_in_one_statement_and_says_what_i
     assert_eq!(drained.tables.len(), 1, "{drained}");
     let table = &drained.tables[0];
     assert_eq!(
-        (table.claims, table.rows, table.statements),
-        (3, 5, 1),
-        "{drained}"
+        (table.table, table.claims, table.rows, table.statements),
+        ("lease_jobs", 3, 5, 1),
+        "named as its SQL names it: {drained}"
+    );
+    assert_eq!(
+        drained.to_string(),
+        "lease_jobs: 3 claims, 5 rows released in 1 statement"
     );
     assert_eq!(drained.rows(), 5);
     for kept in &kept {
@@ -73,6 +77,37 @@ fn a_drain_releases_every_claim_kept_on_a_table_in_one_statement_and_says_what_i
         "nothing left to drain, and nothing sent for it"
     );
     assert_eq!(updates.load(Ordering::SeqCst) - before, 1);
+}
+
+#[test]
+fn a_drain_names_a_table_by_its_sql_name_not_its_rust_one() {
+    let keeper = Keeper::start(backend::pool_of(2), slow(minute())).unwrap();
+    let conn = &mut connection();
+    let ids = queued_jobs(conn, 2, "queued");
+    let held = claim_all(
+        conn,
+        &ids,
+        &Claim::new(&unique_id("renamed")).unwrap(),
+        minute(),
+    );
+    // The same rows, through the `table!` whose Rust name is not the table's.
+    let kept = keeper
+        .keep(crate::common::jobs::renamed_jobs::table.held_rows(held.claim(), ids.clone()))
+        .unwrap();
+
+    let drained = keeper.drain().unwrap();
+
+    assert_eq!(drained.tables.len(), 1, "{drained}");
+    assert_eq!(
+        (drained.tables[0].table, drained.tables[0].rows),
+        ("lease_jobs", 2),
+        "{drained}"
+    );
+    assert_eq!(
+        kept.check().expect_err("released").reason,
+        LossReason::Released
+    );
+    assert_eq!(held_among(&ids), 0, "released");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_lease::prelude::*;
 use diesel_lease::{Keeper, KeeperSettings};
 
-use crate::common::jobs::lease_jobs;
+use crate::common::jobs::{lease_jobs, renamed_jobs};
 use crate::common::{after_rounds, eventually, unique_id};
 
 #[test]
@@ -46,11 +46,12 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
     claim_all(conn, &ids[2..], &claim, minute());
     age(conn, &ids[2], Duration::from_secs(120));
     // The reap runs on this thread, under a collector of its own: the other backends' copies of
-    // this test reap from a table of the same name at the same time.
+    // this test reap from a table of the same name at the same time. It reaps through the
+    // `table!` whose Rust name is not the table's: its event names the SQL one.
     let (reaped, reap_events) = crate::events_during(|| {
-        lease_jobs::table
+        renamed_jobs::table
             .reap(10, minute())
-            .filter(lease_jobs::id.eq_any(&ids))
+            .filter(renamed_jobs::id.eq_any(&ids))
             .run(conn)
             .unwrap()
     });
@@ -61,7 +62,7 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
         events.iter().any(|line| {
             line.contains(message)
                 && line.contains(level)
-                && line.contains("lease_jobs")
+                && names_lease_jobs(line)
                 && line.contains(claim.token())
         })
     };
@@ -92,10 +93,16 @@ fn acquired_renewed_lost_and_released_name_table_owner_and_token_and_a_reap_its_
             .lines()
             .any(|line| line.contains("leases reaped")
                 && line.contains("INFO")
-                && line.contains("lease_jobs")
+                && names_lease_jobs(line)
                 && line.contains("rows=1")),
         "{reap_events}"
     );
+}
+
+/// The event names the table `lease_jobs` as its SQL names it, exactly: not a Rust path that
+/// ends in it (`..::lease_jobs::table`).
+fn names_lease_jobs(line: &str) -> bool {
+    line.contains(r#"table="lease_jobs" "#)
 }
 
 #[test]
