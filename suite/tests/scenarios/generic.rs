@@ -190,7 +190,14 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
                 .unwrap(),
         )
         .unwrap();
-    assert_eq!(keeper.drain().unwrap().rows(), 1);
+    let drained = keeper.drain().unwrap();
+    assert_eq!(drained.rows(), 1);
+    let tables: Vec<_> = drained.tables.iter().map(|table| table.table).collect();
+    assert_eq!(
+        tables,
+        ["lease_items"],
+        "named as its SQL names it: {drained}"
+    );
     assert!(!kept.is_held());
     let name = format!("generic-node-{tenant}");
     let earlier = Node::start(&name).unwrap();
