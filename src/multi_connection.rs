@@ -81,6 +81,8 @@ macro_rules! multi_connection {
         $crate::__node_on_variants!($connection $variants ClockMicros[] {});
         $crate::__node_on_variants!($connection $variants KeysIn[Key, One, ST] { ST: $crate::KeyType, });
         $crate::__node_on_variants!($connection $variants PairsIn[Key, One, Token, ST] { ST: $crate::KeyType, });
+        $crate::__node_on_variants!($connection $variants TextIs[Column, Value] {});
+        $crate::__node_on_variants!($connection $variants TextIn[Column] {});
     };
 }
 

@@ -8,6 +8,7 @@ use diesel::query_dsl::methods::ExecuteDsl;
 
 use super::schema::{conversations, user_settings};
 use crate::backend::read_optional;
+use crate::sql::TextIs;
 use crate::{Age, Claim, ClaimLease, Lease, LeaseDsl, Refusal};
 
 mod sealed {
@@ -363,10 +364,10 @@ fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> Q
 
 type ChatOfTurn<'a> =
     dsl::And<dsl::Eq<conversations::id, &'a str>, crate::HeldBy<'a, conversations::table>>;
-type ChatHeldBy<'a> = dsl::And<ChatOfTurn<'a>, dsl::Eq<conversations::busy_owner, &'a str>>;
+type ChatHeldBy<'a> = dsl::And<ChatOfTurn<'a>, TextIs<conversations::busy_owner, &'a str>>;
 type UserHeldBy<'a> = dsl::And<
     dsl::And<dsl::Eq<user_settings::user_id, &'a str>, crate::HeldBy<'a, user_settings::table>>,
-    dsl::Eq<user_settings::busy_owner, &'a str>,
+    TextIs<user_settings::busy_owner, &'a str>,
 >;
 
 /// The conversation's lock as the turn `reference` holds it, on whichever node: what
@@ -380,7 +381,7 @@ fn chat_of_turn<'a>(chat: &'a str, reference: &'a str) -> ChatOfTurn<'a> {
 /// The conversation's lock as `claim` holds it: its token and its node, since a turn's reference
 /// is the caller's and may reach two nodes (a request retried onto another).
 fn chat_held_by<'a>(chat: &'a str, claim: &'a Claim) -> ChatHeldBy<'a> {
-    chat_of_turn(chat, claim.token()).and(conversations::busy_owner.eq(claim.owner()))
+    chat_of_turn(chat, claim.token()).and(TextIs::new(conversations::busy_owner, claim.owner()))
 }
 
 /// The user's lock as `claim` holds it: its token and its node.
@@ -388,5 +389,5 @@ fn user_held_by<'a>(user: &'a str, claim: &'a Claim) -> UserHeldBy<'a> {
     user_settings::user_id
         .eq(user)
         .and(user_settings::table.held_by(claim.token()))
-        .and(user_settings::busy_owner.eq(claim.owner()))
+        .and(TextIs::new(user_settings::busy_owner, claim.owner()))
 }

@@ -9,7 +9,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Nullable, Text};
 
 use super::schema::{conversations, user_settings};
-use crate::sql::{Now, Null};
+use crate::sql::{Now, Null, TextIs};
 use crate::{Claim, ClaimLease, Claimable, HeldBy, Lease, NoFence};
 
 type Chats = conversations::table;
@@ -17,8 +17,8 @@ type Users = user_settings::table;
 type ChatOfUser<'a> =
     dsl::And<dsl::Eq<conversations::id, &'a str>, dsl::Eq<conversations::user_id, &'a str>>;
 type ChatAndUser<'a> = dsl::And<ChatOfUser<'a>, dsl::Eq<user_settings::user_id, &'a str>>;
-type ChatHeldBy<'a> = dsl::And<HeldBy<'a, Chats>, dsl::Eq<conversations::busy_owner, &'a str>>;
-type UserHeldBy<'a> = dsl::And<HeldBy<'a, Users>, dsl::Eq<user_settings::busy_owner, &'a str>>;
+type ChatHeldBy<'a> = dsl::And<HeldBy<'a, Chats>, TextIs<conversations::busy_owner, &'a str>>;
+type UserHeldBy<'a> = dsl::And<HeldBy<'a, Users>, TextIs<user_settings::busy_owner, &'a str>>;
 
 /// `UPDATE conversations STRAIGHT_JOIN user_settings ON <the chat's user> SET <chat>, <user>
 /// WHERE <condition>`: one row of each table, both changed or neither. Its SQL is fixed by its
@@ -180,10 +180,10 @@ pub(super) fn release_both<C: Connection<Backend = Mysql>>(
     let owner = claim.owner();
     let chat_held: ChatHeldBy<'_> = chats
         .held_by(claim.token())
-        .and(conversations::busy_owner.eq(owner));
+        .and(TextIs::new(conversations::busy_owner, owner));
     let user_held: UserHeldBy<'_> = users
         .held_by(claim.token())
-        .and(user_settings::busy_owner.eq(owner));
+        .and(TextIs::new(user_settings::busy_owner, owner));
     let both_held: dsl::And<ChatAndUser<'_>, dsl::And<ChatHeldBy<'_>, UserHeldBy<'_>>> =
         of_user(chat, user).and(chat_held.and(user_held));
     let statement = OnBoth::new(both_held, released::<Chats>(), released::<Users>());

@@ -94,6 +94,19 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
     /// reading that can be kept and compared with a later one, whatever the session's time zone.
     fn walk_clock_micros(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
 
+    /// Writes `text` (a text column) as compared byte for byte, whatever its collation: what
+    /// [`TextIs`](crate::sql::TextIs) compares a value with, and what reads grouped by owner
+    /// group by. `(text)::text COLLATE "C"` on PostgreSQL (a nondeterministic collation, or
+    /// `citext`, would ignore case), `CAST(CONVERT(text USING utf8mb4) AS BINARY)` on
+    /// MySQL/MariaDB (the default collations ignore case, and every collation but a `NO PAD`
+    /// one ignores trailing spaces; a binary string is compared with the bound value's UTF-8
+    /// bytes, whatever the column's character set), `text COLLATE BINARY` on SQLite (a column
+    /// may be declared `NOCASE` or `RTRIM`).
+    fn walk_exact_text<'b, T: QueryFragment<Self>>(
+        text: &'b T,
+        out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()>;
+
     /// Writes, after the table of an `UPDATE` of rows named by their keys, that it reaches them
     /// through the primary key: nothing, except on MySQL/MariaDB, whose plan may otherwise scan
     /// (and lock) rows outside the list.

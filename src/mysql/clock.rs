@@ -1,5 +1,5 @@
-//! MySQL's and MariaDB's clock, `UTC_TIMESTAMP(6)`, their lists of row values, and what a
-//! connection needs after a failed read.
+//! MySQL's and MariaDB's clock, `UTC_TIMESTAMP(6)`, their lists of row values, their exact text,
+//! and what a connection needs after a failed read.
 use diesel::connection::{CacheSize, Connection};
 use diesel::mysql::Mysql;
 use diesel::query_builder::{AstPass, QueryFragment};
@@ -46,6 +46,16 @@ impl LeaseBackend for Mysql {
         out.push_sql("TIMESTAMPDIFF(MICROSECOND, ");
         timestamp.walk_ast(out.reborrow())?;
         out.push_sql(", UTC_TIMESTAMP(6))");
+        Ok(())
+    }
+
+    fn walk_exact_text<'b, T: QueryFragment<Self>>(
+        text: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("CAST(CONVERT(");
+        text.walk_ast(out.reborrow())?;
+        out.push_sql(" USING utf8mb4) AS BINARY)");
         Ok(())
     }
 

@@ -21,8 +21,8 @@ impl LeaseDdl for Mysql {
 
     fn advice(_table: &str, claimed_at: &str) -> String {
         format!(
-            "-- MySQL/MariaDB: owner and token have a binary collation, so that they compare exactly\n\
-             -- (the default collations ignore case: token T1 would hold a row claimed by t1).\n\
+            "-- MySQL/MariaDB: owner and token have a binary collation, so that their indexes tell\n\
+             -- case variants apart (diesel-lease compares them exactly whatever the collation).\n\
              -- {claimed_at} is DATETIME(6) holding UTC: a TIMESTAMP would shift with the session's time_zone.\n"
         )
     }

@@ -6,8 +6,10 @@
 //! changed, rows) says whether it won, then the row is read by the claim's token; a batch is a
 //! short READ COMMITTED transaction.
 //!
-//! Give the token column a binary collation (`VARCHAR(255) COLLATE utf8mb4_bin`): the default
-//! collations compare text ignoring case, so `T1` would hold a row claimed by `t1`.
+//! Owners and tokens are compared exactly whatever the columns' collation
+//! (`CAST(CONVERT(column USING utf8mb4) AS BINARY)` beside the plain `=`): the default collations
+//! ignore case, and would let `T1` hold a row claimed by `t1`. A binary collation for the token
+//! column (`VARCHAR(255) COLLATE utf8mb4_bin`) still lets its index alone tell tokens apart.
 //!
 //! ```
 //! # fn main() {}

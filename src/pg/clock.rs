@@ -1,4 +1,4 @@
-//! PostgreSQL's clock, `statement_timestamp()`, and its lists of row values.
+//! PostgreSQL's clock, `statement_timestamp()`, its lists of row values, and its exact text.
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::sql_types::BigInt;
@@ -31,6 +31,16 @@ impl LeaseBackend for Pg {
         out.push_sql("CAST(EXTRACT(EPOCH FROM (statement_timestamp() - ");
         timestamp.walk_ast(out.reborrow())?;
         out.push_sql(")) * 1000000 AS BIGINT)");
+        Ok(())
+    }
+
+    fn walk_exact_text<'b, T: QueryFragment<Self>>(
+        text: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        out.push_sql("(");
+        text.walk_ast(out.reborrow())?;
+        out.push_sql(")::text COLLATE \"C\"");
         Ok(())
     }
 

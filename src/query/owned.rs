@@ -2,15 +2,13 @@
 //! a node's earlier lives held, released in one statement (a drain at shutdown, a clean-up at
 //! start-up).
 use diesel::connection::Connection;
-use diesel::dsl;
-use diesel::expression_methods::ExpressionMethods;
 use diesel::query_builder::AsChangeset;
 use diesel::query_dsl::LoadQuery;
 use diesel::Table;
 
 use crate::backend::{read, HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::{LeaseQuery, LeaseStatement};
-use crate::sql::{CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, Update, Where};
+use crate::sql::{CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, TextIn, Update, Where};
 use crate::table::OwnerOf;
 use crate::{check_text, ClaimLease, Error, Node, Released};
 
@@ -77,8 +75,10 @@ impl<T: ClaimLease, Owners: Clone> OwnedRows<T, Owners> {
 /// in a short READ COMMITTED transaction. Run it once the owner has stopped claiming (a claim it
 /// makes meanwhile may be released too). It frees every row the owner holds, a row a keeper
 /// released within its shortest hold too (dated to outlive the hold, it still names its owner):
-/// a release by name ends a shortest hold. The owner names are compared by the column's
-/// collation: on MySQL/MariaDB a case-insensitive one takes `WORKER-1` for `worker-1`.
+/// a release by name ends a shortest hold. The owner names are compared exactly, byte for byte,
+/// whatever the column's collation (see [`TextIs`](crate::sql::TextIs)): a release by
+/// `worker-1` leaves `Worker-1`'s rows held, on MySQL/MariaDB's case-insensitive default
+/// collations too.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -118,8 +118,8 @@ impl<T: ClaimLease, Owners> OwnerRelease<T, Owners, NoChanges<T>> {
     }
 }
 
-/// The rows whose owner is one of a list.
-type OwnerIn<T> = dsl::EqAny<OwnerOf<T>, Vec<String>>;
+/// The rows whose owner is one of a list, exactly.
+type OwnerIn<T> = TextIn<OwnerOf<T>>;
 
 /// The plan of a release of the rows that owners hold, with the caller's `Changes`.
 pub(crate) type OwnerReleasePlan<T, Changes> = HeldWrite<
@@ -149,8 +149,8 @@ where
 }
 
 /// Everything a node's earlier lives hold: the owners of the table's held rows are read (one row
-/// an owner), those that name an earlier life of the node exactly are kept, and their rows
-/// released in one statement. An earlier life is gone (its process ended before this one
+/// an owner, grouped exactly), those that name an earlier life of the node exactly are kept, and
+/// their rows released in one statement. An earlier life is gone (its process ended before this one
 /// started), so none of its rows can be claimed between the two.
 impl<'q, T, Changes, C> LeaseQuery<'q, C, T::Key> for OwnerRelease<T, Node, Changes>
 where
@@ -187,7 +187,7 @@ where
     if owners.is_empty() {
         return Ok(Vec::new());
     }
-    let owner_in = || T::Owner::default().eq_any(owners.clone());
+    let owner_in = || TextIn::new(T::Owner::default(), owners.clone());
     let plan: OwnerReleasePlan<T, Changes> = HeldWrite {
         statement: Update::new(table, Where::new(owner_in()), (changes, table.released())),
         returned: table.primary_key(),

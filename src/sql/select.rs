@@ -207,8 +207,10 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 {
 }
 
-/// `SELECT owner, COUNT(*) FROM table WHERE token IS NOT NULL GROUP BY owner ORDER BY owner`:
-/// the read behind [`LeaseDsl::held_per_owner`](crate::LeaseDsl::held_per_owner).
+/// `SELECT owner, COUNT(*) FROM table WHERE token IS NOT NULL GROUP BY owner ORDER BY owner`,
+/// the owners grouped exactly, whatever the column's collation (as
+/// [`TextIs`](crate::sql::TextIs) compares them): the read behind
+/// [`LeaseDsl::held_per_owner`](crate::LeaseDsl::held_per_owner).
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -218,6 +220,17 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 /// ```
 pub struct CountPerOwner<T: Table> {
     from_clause: T::FromClause,
+    owner: Identifier,
+}
+
+/// A column by its name alone, unqualified.
+#[derive(Debug, Clone, Copy)]
+struct Identifier(&'static str);
+
+impl<DB: Backend> QueryFragment<DB> for Identifier {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_identifier(self.0)
+    }
 }
 
 impl<T: Table> std::fmt::Debug for CountPerOwner<T> {
@@ -226,7 +239,7 @@ impl<T: Table> std::fmt::Debug for CountPerOwner<T> {
     }
 }
 
-impl<T: Table> CountPerOwner<T> {
+impl<T: crate::ClaimLease> CountPerOwner<T> {
     /// The read of `table`.
     ///
     /// ```
@@ -238,29 +251,35 @@ impl<T: Table> CountPerOwner<T> {
     pub fn new(table: T) -> Self {
         Self {
             from_clause: table.from_clause(),
+            owner: Identifier(<crate::table::OwnerOf<T> as diesel::Column>::NAME),
         }
     }
 }
 
 impl<T, DB> QueryFragment<DB> for CountPerOwner<T>
 where
-    DB: Backend,
+    DB: crate::backend::LeaseBackend,
     T: crate::ClaimLease,
     T::FromClause: QueryFragment<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        use diesel::Column;
-        let owner = <crate::table::OwnerOf<T> as Column>::NAME;
         out.push_sql("SELECT ");
-        out.push_identifier(owner)?;
+        self.owner.walk_ast(out.reborrow())?;
         out.push_sql(", COUNT(*) FROM ");
         self.from_clause.walk_ast(out.reborrow())?;
         out.push_sql(" WHERE ");
-        out.push_identifier(<crate::table::TokenOf<T> as Column>::NAME)?;
+        out.push_identifier(<crate::table::TokenOf<T> as diesel::Column>::NAME)?;
+        // Grouped exactly: a collation that ignores case would count `Worker-1`'s rows and
+        // `worker-1`'s as one owner's, under either name. By the column too, so that every
+        // server lets it be selected.
         out.push_sql(" IS NOT NULL GROUP BY ");
-        out.push_identifier(owner)?;
+        DB::walk_exact_text(&self.owner, out.reborrow())?;
+        out.push_sql(", ");
+        self.owner.walk_ast(out.reborrow())?;
         out.push_sql(" ORDER BY ");
-        out.push_identifier(owner)
+        self.owner.walk_ast(out.reborrow())?;
+        out.push_sql(", ");
+        DB::walk_exact_text(&self.owner, out.reborrow())
     }
 }
 

@@ -1,4 +1,5 @@
-//! SQLite's clock, `strftime('%Y-%m-%d %H:%M:%f', 'now')`, and its lists of row values.
+//! SQLite's clock, `strftime('%Y-%m-%d %H:%M:%f', 'now')`, its lists of row values, and its
+//! exact text.
 use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::sql_types::BigInt;
 use diesel::sqlite::Sqlite;
@@ -33,6 +34,15 @@ impl LeaseBackend for Sqlite {
         out.push_sql("(CAST(ROUND((julianday('now') - julianday(");
         timestamp.walk_ast(out.reborrow())?;
         out.push_sql(")) * 86400000.0) AS INTEGER) * 1000)");
+        Ok(())
+    }
+
+    fn walk_exact_text<'b, T: QueryFragment<Self>>(
+        text: &'b T,
+        mut out: AstPass<'_, 'b, Self>,
+    ) -> QueryResult<()> {
+        text.walk_ast(out.reborrow())?;
+        out.push_sql(" COLLATE BINARY");
         Ok(())
     }
 

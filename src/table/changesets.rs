@@ -3,7 +3,7 @@ use diesel::dsl;
 use diesel::sql_types::{Bool, Nullable, Text};
 
 use super::{ClaimLease, Fence};
-use crate::sql::{Ago, Now, Null};
+use crate::sql::{Ago, Now, Null, TextIs};
 
 pub(crate) type OwnerOf<T> = <T as ClaimLease>::Owner;
 pub(crate) type TokenOf<T> = <T as ClaimLease>::ClaimToken;
@@ -107,7 +107,7 @@ pub type Unclaimed<T> = dsl::IsNull<TokenOf<T>>;
 /// }
 /// # fn main() {}
 /// ```
-pub type HeldBy<'a, T> = dsl::Eq<TokenOf<T>, &'a str>;
+pub type HeldBy<'a, T> = TextIs<TokenOf<T>, &'a str>;
 /// The predicate of [`ClaimLease::outlived`].
 ///
 /// ```
@@ -161,8 +161,8 @@ pub type TakenBy<T> = (
 );
 
 /// The predicate that a claim's token holds the row, owning the token: the guard of the
-/// library's own writes for a holder.
-pub type TokenIs<T> = dsl::Eq<TokenOf<T>, String>;
+/// library's own writes for a holder. Exact, as [`HeldBy`].
+pub type TokenIs<T> = TextIs<TokenOf<T>, String>;
 
 /// [`TakenBy`] for `claim`.
 pub(crate) fn taken_by<T: ClaimLease>(claim: &crate::Claim) -> TakenBy<T> {
@@ -177,6 +177,5 @@ pub(crate) fn taken_by<T: ClaimLease>(claim: &crate::Claim) -> TakenBy<T> {
 
 /// [`TokenIs`] for `claim`.
 pub(crate) fn token_is<T: ClaimLease>(claim: &crate::Claim) -> TokenIs<T> {
-    use diesel::ExpressionMethods;
-    T::ClaimToken::default().eq(claim.token().to_owned())
+    TextIs::new(T::ClaimToken::default(), claim.token().to_owned())
 }

@@ -22,7 +22,7 @@ pub use key::{BindKey, IntoKey, KeyType};
 #[doc(hidden)]
 pub use name::sql_table_name;
 
-use crate::sql::{Ago, Now, Null};
+use crate::sql::{Ago, Now, Null, TextIs};
 use crate::{Age, Claim, Lease};
 
 /// A table whose rows can be claimed: it names its lease columns, and gives the changesets and
@@ -236,7 +236,8 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     }
 
     /// The claim with `token` holds the row: the guard of every renewal, release or write by a
-    /// holder.
+    /// holder. The token is compared exactly, byte for byte, whatever the column's collation
+    /// (see [`TextIs`](crate::sql::TextIs)): `T1` never holds a row claimed by `t1`.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -253,7 +254,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     /// # }
     /// ```
     fn held_by(self, token: &str) -> HeldBy<'_, Self> {
-        Self::ClaimToken::default().eq(token)
+        TextIs::new(Self::ClaimToken::default(), token)
     }
 
     /// The row was claimed (or last renewed) longer than `lease` ago, by the database's clock.

@@ -105,6 +105,11 @@ on_every_backend! {
             include!("scenarios/contention.rs");
         }
 
+        mod exact {
+            use super::backend;
+            include!("scenarios/exact.rs");
+        }
+
         #[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
         mod multi_connection {
             use super::backend;
@@ -130,6 +135,7 @@ on_every_backend! {
 mod scenarios {
     mod composite;
     mod contention;
+    mod exact;
     mod large;
     mod lease;
     mod lease_mysql;

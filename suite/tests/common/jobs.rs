@@ -43,6 +43,12 @@ jobs_table!(
     #[sql_name = "lease_jobs"]
     renamed_jobs
 );
+jobs_table!(
+    /// `lease_jobs` again, whose owner and token columns ignore case, each with an index: MySQL's
+    /// and MariaDB's default collation, SQLite's `NOCASE`, a nondeterministic ICU collation on
+    /// PostgreSQL (tests/scenarios/exact.rs).
+    case_jobs
+);
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = lease_jobs)]
@@ -112,3 +118,40 @@ pub const SQLITE_INDEXED_DDL: &str = "CREATE TABLE indexed_jobs (
     fence BIGINT NOT NULL DEFAULT 0,
     previous_worker TEXT);
     CREATE INDEX indexed_jobs_status ON indexed_jobs (status)";
+
+/// The DDL of `case_jobs` on each backend: owner and token compared ignoring case by the column's
+/// collation, and an index on each.
+pub const POSTGRES_CASE_DDL: &str = "CREATE COLLATION IF NOT EXISTS lease_ignoring_case
+    (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    CREATE TABLE case_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL,
+    worker VARCHAR(255) COLLATE lease_ignoring_case,
+    lease_token VARCHAR(255) COLLATE lease_ignoring_case,
+    leased_at TIMESTAMPTZ,
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255));
+    CREATE INDEX case_jobs_worker ON case_jobs (worker);
+    CREATE INDEX case_jobs_token ON case_jobs (lease_token)";
+/// The server's default collation of utf8mb4: `utf8mb4_general_ci` on MariaDB (which also pads
+/// with spaces), `utf8mb4_0900_ai_ci` on MySQL 8.
+pub const MYSQL_CASE_DDL: &str = "CREATE TABLE case_jobs (
+    id VARCHAR(64) PRIMARY KEY,
+    status VARCHAR(16) NOT NULL,
+    worker VARCHAR(255),
+    lease_token VARCHAR(255),
+    leased_at DATETIME(6),
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker VARCHAR(255),
+    INDEX case_jobs_worker (worker),
+    INDEX case_jobs_token (lease_token)) DEFAULT CHARSET = utf8mb4";
+pub const SQLITE_CASE_DDL: &str = "CREATE TABLE case_jobs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    worker TEXT COLLATE NOCASE,
+    lease_token TEXT COLLATE NOCASE,
+    leased_at TEXT,
+    fence BIGINT NOT NULL DEFAULT 0,
+    previous_worker TEXT);
+    CREATE INDEX case_jobs_worker ON case_jobs (worker);
+    CREATE INDEX case_jobs_token ON case_jobs (lease_token)";

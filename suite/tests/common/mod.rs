@@ -345,7 +345,7 @@ impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error> fo
 }
 
 /// The test tables of a backend: each one's name and DDL.
-pub type Tables = [(&'static str, &'static str); 4];
+pub type Tables = [(&'static str, &'static str); 5];
 
 /// The pool the tests of one backend share, with the test tables made anew and the agent tables
 /// and the task locks' table migrated.

@@ -8,6 +8,7 @@ server_backend!(
         ("indexed_jobs", super::jobs::MYSQL_INDEXED_DDL),
         ("native_jobs", native::DDL),
         ("lease_items", super::items::MYSQL_DDL),
+        ("case_jobs", super::jobs::MYSQL_CASE_DDL),
     ],
     "SET time_zone = '+05:45'"
 );

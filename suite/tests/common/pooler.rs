@@ -9,6 +9,7 @@ server_backend!(
         ("indexed_jobs", super::jobs::POSTGRES_INDEXED_DDL),
         ("native_jobs", native::DDL),
         ("lease_items", super::items::POSTGRES_DDL),
+        ("case_jobs", super::jobs::POSTGRES_CASE_DDL),
     ],
     "SET TIME ZONE 'Asia/Kathmandu'",
     Some(Box::new(diesel_lease::pg::PgTransactionPooling::default()))

@@ -40,6 +40,7 @@ pub fn pool() -> Pool<ConnectionManager<Conn>> {
                 ("indexed_jobs", super::jobs::SQLITE_INDEXED_DDL),
                 ("native_jobs", native::DDL),
                 ("lease_items", super::items::SQLITE_DDL),
+                ("case_jobs", super::jobs::SQLITE_CASE_DDL),
             ],
         )
     })

@@ -163,3 +163,52 @@ fn another_node_sweeps_a_turn_lost_with_its_node() {
         "the user's lock went too"
     );
 }
+
+/// Node names differing only in case are two nodes, whatever the collation of the lock columns'
+/// owner (`busy_owner` ignores case on MySQL/MariaDB, as the migrations make it there): one
+/// neither checks, keeps nor releases the other's locks.
+#[test]
+fn a_node_whose_name_differs_only_in_case_cannot_touch_the_other_nodes_locks() {
+    let mut conn = connection();
+    let (upper, lower, user, mine) = (locks("Node-A"), locks("node-a"), new_user(), turn());
+    let chat = new_chat(&mut conn, &user);
+    upper.acquire(&mut *conn, &chat, &user, &mine).unwrap();
+    let held = (Some("Node-A".to_owned()), Some(mine.as_str().to_owned()));
+
+    assert!(
+        !lower.held(&mut *conn, &chat, &user, &mine).unwrap(),
+        "node-a does not hold Node-A's locks"
+    );
+    assert!(
+        !lower.release(&mut *conn, &chat, &user, &mine).unwrap(),
+        "node-a releases nothing of Node-A's"
+    );
+    refused_naming(
+        lower.acquire(&mut *conn, &chat, &user, &mine),
+        "ConversationBusy",
+        "Node-A",
+        mine.as_str(),
+    );
+    assert_eq!(chat_lock(&mut conn, &chat), held);
+    assert_eq!(user_lock(&mut conn, &user), Some(held));
+    assert!(upper.release(&mut *conn, &chat, &user, &mine).unwrap());
+
+    let (click_user, click) = (new_user(), ClickRef::new());
+    upper
+        .acquire_user(&mut *conn, &click_user, &click, hold())
+        .unwrap();
+    assert!(
+        !lower
+            .keep_user(&mut *conn, &click_user, &click, hold())
+            .unwrap(),
+        "node-a keeps nothing of Node-A's"
+    );
+    assert!(
+        !lower.release_user(&mut *conn, &click_user, &click).unwrap(),
+        "node-a releases nothing of Node-A's"
+    );
+    assert_eq!(
+        user_lock(&mut conn, &click_user),
+        Some((Some("Node-A".to_owned()), Some(click.as_str().to_owned())))
+    );
+}
