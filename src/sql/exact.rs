@@ -1,6 +1,8 @@
 //! A text column equal to a value exactly, byte for byte, whatever the column's collation: how
 //! every statement names rows by owner or by token.
-use diesel::expression::{is_aggregate, AppearsOnTable, Expression, ValidGrouping};
+use diesel::expression::{
+    is_aggregate, AppearsOnTable, Expression, SelectableExpression, ValidGrouping,
+};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{Bool, Nullable, Text};
@@ -26,6 +28,8 @@ use crate::backend::LeaseBackend;
 /// let mine = TextIs::new(jobs::owner, "worker-1");
 /// let held: i64 = jobs::table.filter(mine).count().get_result(conn)?;
 /// assert_eq!(held, 0);
+/// let is_mine: Option<bool> = jobs::table.find(1).select(mine).first(conn)?;
+/// assert_eq!(is_mine, None, "a free row's owner is NULL");
 /// # Ok(())
 /// # }
 /// ```
@@ -54,6 +58,12 @@ impl<Column, Value> Expression for TextIs<Column, Value> {
 }
 
 impl<Column: AppearsOnTable<QS>, Value, QS> AppearsOnTable<QS> for TextIs<Column, Value> {}
+
+/// Selectable as Diesel's `=` is: whether the row's column is the value.
+impl<Column: SelectableExpression<QS>, Value, QS> SelectableExpression<QS>
+    for TextIs<Column, Value>
+{
+}
 
 impl<Column, Value, GroupBy> ValidGrouping<GroupBy> for TextIs<Column, Value> {
     type IsAggregate = is_aggregate::Never;
@@ -141,6 +151,8 @@ impl<Column> Expression for TextIn<Column> {
 }
 
 impl<Column: AppearsOnTable<QS>, QS> AppearsOnTable<QS> for TextIn<Column> {}
+
+impl<Column: SelectableExpression<QS>, QS> SelectableExpression<QS> for TextIn<Column> {}
 
 impl<Column, GroupBy> ValidGrouping<GroupBy> for TextIn<Column> {
     type IsAggregate = is_aggregate::Never;
