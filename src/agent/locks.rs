@@ -306,6 +306,12 @@ impl AgentLocks {
     /// `click` still holds it on this node; says whether it did. A click that runs longer than its
     /// hold keeps blocking turns this way.
     ///
+    /// A hold (and a turn's lease) runs from the statement's time by the database's clock, which
+    /// is before its COMMIT: on a slow disk the call may return after much of the hold has gone,
+    /// or all of it. Count the hold in the process from an instant taken before the call (a
+    /// monotonic `Instant`), keep well within it, and stop on `false`: the hold ran out and a
+    /// turn may have taken the lock over. The `agent_turns` example counts a click so.
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::agent::{AgentLocks, ClickRef};

@@ -16,7 +16,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::{AllHeld, Holders, LeaseQuery};
 use diesel_migrations::MigrationHarness;
 
-use super::support::{millis_since, timeline_start, Pooled};
+use super::support::{millis_since, monotonic_now, timeline_start, Pooled};
 
 /// Short, so the whole story runs in a few seconds.
 const LEASE: Duration = Duration::from_millis(1500);
@@ -47,7 +47,10 @@ mod statement {
 #[derive(Default)]
 struct Running {
     chats: HashMap<String, String>,
-    users: HashMap<String, String>,
+    /// What each user has in flight, and for a click the instant its hold runs out: a hold runs
+    /// from the keep's statement, so counted from an instant taken before the call it ends no
+    /// later in the process than in the database, however long the COMMIT took.
+    users: HashMap<String, (String, Option<Instant>)>,
 }
 
 pub struct Story<C: Pooled> {
@@ -90,18 +93,50 @@ where
         AgentLocks::new(node, Lease::new(LEASE)?)
     }
 
-    /// Marks `reference` running in `chat` (None for a click) for `user`; two at once is a broken invariant.
-    fn started(&self, chat: Option<&str>, user: &str, reference: &str) {
+    /// Marks `reference` running in `chat` (None for a click, with the end of its hold) for
+    /// `user`; two at once is a broken invariant. A click whose hold has run out is in flight no
+    /// more: a turn may take its lock over.
+    fn started(&self, chat: Option<&str>, user: &str, reference: &str, hold_ends: Option<Instant>) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(chat) = chat {
             if let Some(other) = running.chats.insert(chat.to_owned(), reference.to_owned()) {
                 self.broken(format!("two turns in chat {chat}: {other} and {reference}"));
             }
         }
-        if let Some(other) = running.users.insert(user.to_owned(), reference.to_owned()) {
-            self.broken(format!(
-                "two in flight for user {user}: {other} and {reference}"
-            ));
+        let entry = (reference.to_owned(), hold_ends);
+        if let Some((other, other_ends)) = running.users.insert(user.to_owned(), entry) {
+            if other_ends.is_none_or(|ends| monotonic_now() < ends) {
+                self.broken(format!(
+                    "two in flight for user {user}: {other} and {reference}"
+                ));
+            }
+        }
+    }
+
+    /// Moves the end of the hold of `user`'s click `reference` to `ends`.
+    fn kept(&self, user: &str, reference: &str, ends: Instant) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((click, hold_ends)) = running.users.get_mut(user) {
+            if click == reference {
+                *hold_ends = Some(ends);
+            }
+        }
+    }
+
+    /// Waits (at most 10 s) until `user` has something in flight.
+    fn until_running(&self, user: &str) {
+        let started = monotonic_now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if self
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .users
+                .contains_key(user)
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -111,6 +146,18 @@ where
             running.chats.remove(chat);
         }
         running.users.remove(user);
+    }
+
+    /// Ends `user`'s click `reference`, unless a turn has taken its place since.
+    fn click_ended(&self, user: &str, reference: &str) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running
+            .users
+            .get(user)
+            .is_some_and(|(click, _)| click == reference)
+        {
+            running.users.remove(user);
+        }
     }
 
     fn broken(&self, what: String) {
@@ -132,7 +179,7 @@ where
         match locks.acquire(conn, &chat, &user, &turn) {
             Ok(()) => {
                 self.count("turns acquired");
-                self.started(Some(&chat), &user, turn.as_str());
+                self.started(Some(&chat), &user, turn.as_str(), None);
                 self.say(
                     node,
                     &format!(
@@ -150,6 +197,7 @@ where
         }
         for round in 1..=rounds {
             if !locks.held(conn, &chat, &user, &turn)? {
+                self.ended(Some(&chat), &user);
                 self.say(
                     node,
                     &format!("lost {} before round {round}: stops", turn.as_str()),
@@ -256,10 +304,17 @@ where
         let hold = Lease::new(HOLD)?;
         std::thread::scope(|scope| -> Result<(), Error> {
             let turn = scope.spawn(|| self.turn("node-c", "chat3", "ben", 3));
-            std::thread::sleep(Duration::from_millis(100));
+            // Once the turn runs, not after a guess at how long it takes to start.
+            self.until_running(&user);
             let click = ClickRef::new();
-            if let Err(refusal) = locks.acquire_user(&mut *self.db.get()?, &user, &click, hold) {
-                self.refused("web-1", &refusal);
+            let conn = &mut *self.db.get()?;
+            match locks.acquire_user(conn, &user, &click, hold) {
+                Err(refusal) => self.refused("web-1", &refusal),
+                // The turn ended first (a slow machine): the click had nothing to wait for.
+                Ok(()) => {
+                    locks.release_user(conn, &user, &click)?;
+                    self.say("web-1", "the turn ended before the click: released it");
+                }
             }
             turn.join().expect("node-c panicked")?;
             Ok(())
@@ -267,9 +322,11 @@ where
 
         let click = ClickRef::new();
         let conn = &mut *self.db.get()?;
+        // The hold runs from the statement's time, which is after this instant.
+        let asked = monotonic_now();
         locks.acquire_user(conn, &user, &click, hold)?;
         self.count("clicks acquired");
-        self.started(None, &user, click.as_str());
+        self.started(None, &user, click.as_str(), Some(asked + HOLD));
         self.say(
             "web-1",
             &format!("click {} holds ben for {HOLD:?}", &click.as_str()[..14]),
@@ -279,17 +336,24 @@ where
                 std::thread::sleep(HOLD + Duration::from_millis(300));
                 self.turn("node-a", "chat3", "ben", 1)
             });
+            let mut held = true;
             for _ in 0..5 {
                 std::thread::sleep(Duration::from_millis(200));
-                let kept = locks.keep_user(conn, &user, &click, hold)?;
-                self.say(
-                    "web-1",
-                    &format!("click still working: kept the lock ({kept})"),
-                );
+                let asked = monotonic_now();
+                if !locks.keep_user(conn, &user, &click, hold)? {
+                    // Its hold ran out before the keep (a COMMIT slow past it): a turn took over.
+                    self.say("web-1", "click lost its lock to a turn: stops");
+                    held = false;
+                    break;
+                }
+                self.kept(&user, click.as_str(), asked + HOLD);
+                self.say("web-1", "click still working: kept the lock");
             }
-            self.ended(None, &user);
-            locks.release_user(conn, &user, &click)?;
-            self.say("web-1", "click done: released ben");
+            self.click_ended(&user, click.as_str());
+            if held {
+                locks.release_user(conn, &user, &click)?;
+                self.say("web-1", "click done: released ben");
+            }
             blocked.join().expect("node-a panicked")?;
             Ok(())
         })?;
@@ -304,7 +368,7 @@ where
         let conn = &mut *self.db.get()?;
         self.locks("node-d")?.acquire(conn, &chat, &user, &lost)?;
         self.count("turns acquired");
-        self.started(Some(&chat), &user, lost.as_str());
+        self.started(Some(&chat), &user, lost.as_str(), None);
         self.say(
             "node-d",
             &format!(

@@ -98,6 +98,14 @@ pub fn timeline_start() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// The process's monotonic clock, for what the application counts of a hold it was granted:
+/// from an instant taken before the call that granted it, a hold ends no later in the process
+/// than in the database. Never for who holds a row: that is the database's.
+#[allow(clippy::disallowed_methods)]
+pub fn monotonic_now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
 /// Milliseconds since the example started, for its timeline (display only: every lease decision
 /// is the database's).
 pub fn millis_since(start: std::time::Instant) -> u128 {
