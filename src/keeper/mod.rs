@@ -174,8 +174,57 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
     /// # }
     /// ```
     pub fn keep<T: Keepable<C>>(&self, held: impl AsRef<HeldRows<T>>) -> Result<Kept<T>, Error> {
-        let held = held.as_ref();
-        let settings = self.shared.settings;
+        self.keep_under(held.as_ref(), self.shared.settings)
+    }
+
+    /// Keeps the rows `held` names as [`keep`](Self::keep) does, under `settings` of their own:
+    /// a longest and a shortest hold, a margin, a drop bound for this claim alone, so that one
+    /// keeper keeps claims held differently (a scheduled task's runs, each its own hold). They
+    /// are renewed in the keeper's rounds, at its interval. Settings of another lease than the
+    /// keeper's, or that its interval cannot keep, are [`Error::InvalidSettings`], before
+    /// anything is sent.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # use std::time::Duration;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let lease = Lease::from_secs(30)?;
+    /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
+    /// let won = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
+    /// let at_most_a_minute = KeeperSettings::new(lease).at_most(Duration::from_secs(60));
+    /// let kept = keeper.keep_with(&won.won().expect("free"), at_most_a_minute)?;
+    /// assert!(kept.is_held());
+    /// let other_lease = KeeperSettings::new(Lease::from_secs(60)?);
+    /// assert!(keeper.keep_with(&kept.stop_keeping(), other_lease).is_err(), "another lease");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn keep_with<T: Keepable<C>>(
+        &self,
+        held: impl AsRef<HeldRows<T>>,
+        settings: KeeperSettings,
+    ) -> Result<Kept<T>, Error> {
+        let keepers = self.shared.settings;
+        if settings.lease() != keepers.lease() {
+            return Err(Error::InvalidSettings(format!(
+                "a claim under a lease of {:?} kept by a keeper of {:?}: whoever judges a lease \
+                 outlived must use the lease its holder keeps",
+                settings.lease().as_duration(),
+                keepers.lease().as_duration()
+            )));
+        }
+        let settings = settings.every(keepers.renews_every()).checked()?;
+        self.keep_under(held.as_ref(), settings)
+    }
+
+    /// Keeps `held` under `settings`, checked.
+    fn keep_under<T: Keepable<C>>(
+        &self,
+        held: &HeldRows<T>,
+        settings: KeeperSettings,
+    ) -> Result<Kept<T>, Error> {
         let hold_until = match settings.shortest_hold() {
             Some(at_least) => {
                 let started = T::database_time(&mut *self.shared.pool.get()?)?;

@@ -194,10 +194,22 @@ impl KeeperSettings {
         self.lease.as_duration().saturating_sub(self.margin)
     }
 
-    /// The settings, or why they cannot keep a lease: a renewal must come well within the
-    /// trusted part of the lease, a longest hold must not be zero, and a shortest hold must be a
-    /// lease's length and no longer than the longest.
-    pub(super) fn checked(self) -> Result<Self, Error> {
+    /// The settings, or why they cannot keep a lease ([`Error::InvalidSettings`]): a renewal
+    /// must come well within the trusted part of the lease, a longest hold must not be zero, and
+    /// a shortest hold must be a lease's length and no longer than the longest. A keeper checks
+    /// them as it starts, or keeps a claim under them; check them sooner to refuse them before
+    /// anything is sent.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// use diesel_lease::{KeeperSettings, Lease};
+    ///
+    /// let lease = Lease::from_secs(30)?;
+    /// assert!(KeeperSettings::new(lease).checked().is_ok());
+    /// assert!(KeeperSettings::new(lease).at_most(Duration::ZERO).checked().is_err());
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn checked(self) -> Result<Self, Error> {
         if self.at_most.is_some_and(|at_most| at_most.is_zero()) {
             return Err(Error::InvalidSettings(
                 "a longest hold of zero keeps nothing".into(),

@@ -10,8 +10,8 @@ use diesel::ExpressionMethods;
 use super::schema::task_locks;
 use crate::sql::NoChanges;
 use crate::{
-    dsl, Claim, Claimed, Error, Keepable, Keeper, Kept, KeptRelease, Lease, LeaseDsl, LeaseQuery,
-    Refusal, Refused, RunLeaseDsl, Why, Won,
+    dsl, Claim, Claimed, Error, Keepable, Keeper, KeeperSettings, Kept, KeptRelease, Lease,
+    LeaseDsl, LeaseQuery, Refusal, Refused, RunLeaseDsl, Why, Won,
 };
 
 /// A connection the task locks run on, through an r2d2 pool of it: `PgConnection`,
@@ -68,10 +68,11 @@ mod sealed {
         /// Creates the row of task `name`, free; a row another node created first is as good.
         fn create_task(&mut self, name: &str) -> Result<(), Error>;
 
-        /// Hands a won lock to `keeper`.
+        /// Hands a won lock to `keeper`, kept under `settings` (its run's hold).
         fn keep_task(
             keeper: &Keeper<Self>,
             won: &Won<String, task_locks::table>,
+            settings: KeeperSettings,
         ) -> Result<Kept<task_locks::table>, Error>;
 
         /// Releases a kept lock (dates it, before its shortest hold), guarded by its token; the
@@ -123,8 +124,9 @@ mod sealed {
         fn keep_task(
             keeper: &Keeper<Self>,
             won: &Won<String, task_locks::table>,
+            settings: KeeperSettings,
         ) -> Result<Kept<task_locks::table>, Error> {
-            keeper.keep(won)
+            keeper.keep_with(won, settings)
         }
 
         fn release_task(&mut self, kept: &Kept<task_locks::table>) -> Result<Vec<String>, Error> {

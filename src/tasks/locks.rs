@@ -32,10 +32,10 @@ const ATTEMPTS: usize = 3;
 /// every third of it, so keep it well above the database's longest pause. Every node of a task
 /// must use the same lease.
 ///
-/// A keeper is started for each distinct [`Hold`] the node runs tasks with, on its first run,
-/// and kept until the last clone of these locks is dropped: a thread each, renewing the runs of
-/// that hold together. Runs of one hold share its settings (a keeper's are per keeper), and
-/// tasks are few and their holds constant, so a node has a handful.
+/// One keeper, started by the first run and kept until the last clone of these locks is
+/// dropped, renews every run's lock, each under its own [`Hold`] (its
+/// [statistics](Self::stats) are the locks'): one thread however many holds the runs have,
+/// computed at run time or not.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -72,8 +72,8 @@ struct Shared<C: TaskConnection> {
     pool: Pool<ConnectionManager<C>>,
     node: String,
     lease: Lease,
-    /// A keeper for each hold runs were kept with, started by the first.
-    keepers: Mutex<Vec<(Hold, Arc<Keeper<C>>)>>,
+    /// The keeper of every run, started by the first.
+    keeper: Mutex<Option<Arc<Keeper<C>>>>,
 }
 
 impl<C: TaskConnection> Clone for TaskLocks<C> {
@@ -123,7 +123,7 @@ impl<C: TaskConnection> TaskLocks<C> {
                 pool,
                 node: node.to_owned(),
                 lease,
-                keepers: Mutex::new(Vec::new()),
+                keeper: Mutex::new(None),
             }),
         })
     }
@@ -206,13 +206,14 @@ impl<C: TaskConnection> TaskLocks<C> {
         F: FnOnce(&RunningTask<'_>) -> Result<R, TaskError>,
     {
         let name = check_text(name).map_err(Error::InvalidName)?;
-        let keeper = self.keeper(hold)?;
+        let settings = hold.keeper_settings(self.shared.lease).checked()?;
+        let keeper = self.keeper()?;
         let won = match self.take(name)? {
             Taken::Won(won) => won,
             Taken::HeldBy(holder) => return Ok(TaskRun::HeldBy(holder)),
         };
         // Should the keeper fail to keep it, the lock frees itself within the lease.
-        let kept = C::keep_task(&keeper, &won).map_err(Error::from)?;
+        let kept = C::keep_task(&keeper, &won, settings).map_err(Error::from)?;
         // An error or a panic of the task drops `kept`, which releases the lock, or dates it
         // for the shortest hold, as the release below does.
         let running = RunningTask { name, kept: &kept };
@@ -223,17 +224,41 @@ impl<C: TaskConnection> TaskLocks<C> {
         Ok(TaskRun::Ran(value))
     }
 
-    /// The keeper of runs held as `hold`, started on first use: the hold is checked here,
-    /// before anything is sent.
-    fn keeper(&self, hold: Hold) -> Result<Arc<Keeper<C>>, Error> {
-        let mut keepers = lock(&self.shared.keepers);
-        if let Some((_, keeper)) = keepers.iter().find(|(kept, _)| *kept == hold) {
+    /// What the keeper of these locks' runs has done since the first run: see
+    /// [`KeeperStats`](crate::KeeperStats). Nothing before it.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// use std::time::Duration;
+    /// use diesel_lease::tasks::{Hold, TaskLocks};
+    /// use diesel_lease::Lease;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = tasks_pool()?;
+    /// let locks = TaskLocks::new(pool, "node-a", Lease::from_secs(30)?)?;
+    /// assert_eq!(locks.stats().renewal_statements, 0);
+    /// locks.run("import", Hold::at_most(Duration::from_secs(60)), |_| Ok(()))?;
+    /// locks.run("export", Hold::at_most(Duration::from_secs(90)), |_| Ok(()))?;
+    /// assert_eq!(locks.stats().renewal_statements, 2, "each run's first renewal, by one keeper");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stats(&self) -> crate::KeeperStats {
+        lock(&self.shared.keeper)
+            .as_ref()
+            .map_or_else(Default::default, |keeper| keeper.stats())
+    }
+
+    /// The keeper of every run, started on first use.
+    fn keeper(&self) -> Result<Arc<Keeper<C>>, Error> {
+        let mut keeper = lock(&self.shared.keeper);
+        if let Some(keeper) = keeper.as_ref() {
             return Ok(Arc::clone(keeper));
         }
-        let settings = hold.keeper_settings(self.shared.lease);
-        let keeper = Arc::new(Keeper::start(self.shared.pool.clone(), settings)?);
-        keepers.push((hold, Arc::clone(&keeper)));
-        Ok(keeper)
+        let settings = crate::KeeperSettings::new(self.shared.lease);
+        let started = Arc::new(Keeper::start(self.shared.pool.clone(), settings)?);
+        *keeper = Some(Arc::clone(&started));
+        Ok(started)
     }
 
     /// Claims the lock of task `name` for a new run of this node; who holds it, if another run
