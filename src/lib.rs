@@ -113,7 +113,9 @@ pub use keeper::{
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
-pub use outcome::{Batch, Claimed, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
+pub use outcome::{
+    Batch, Claimed, FilterNotRead, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won,
+};
 pub use query::{
     AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
     Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite,

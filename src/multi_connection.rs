@@ -68,7 +68,7 @@ macro_rules! multi_connection {
         $crate::__statement_on_variants!($connection $variants OwnerRelease[T, Owners, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants Holders[T, Which] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants HeldPerOwner[T] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants Why[T] { T: $crate::ClaimLease, });
+        $crate::__statement_on_variants!($connection $variants Why[T, F] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
         $crate::__statement_on_variants!($connection $variants KeeperRound[T] { T: $crate::ClaimLease, });

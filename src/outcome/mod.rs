@@ -6,4 +6,4 @@ mod refusal;
 pub use batch::Batch;
 pub use claimed::{Claimed, Won};
 pub(crate) use refusal::holder;
-pub use refusal::{Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why};
+pub use refusal::{FilterNotRead, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why};

@@ -6,6 +6,7 @@ use diesel::backend::Backend;
 use diesel::connection::Connection;
 use diesel::deserialize::{self, Queryable};
 use diesel::dsl;
+use diesel::expression::Expression;
 use diesel::expression_methods::EqAll;
 use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
@@ -156,15 +157,38 @@ impl<T: ClaimLease> Refused<T> {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// A claim with a filter of its own that finds the row free here reads
+    /// [`Refusal::NotClaimable`]: this read knows no filter, so it cannot tell a row the filter
+    /// refuses from one released since the claim. A wait's reading
+    /// ([`reading`](Self::reading)) can: it evaluates the claim's filter in the read.
     pub fn why(&self) -> Why<T> {
         Why {
             table: self.table,
             key: self.key.clone(),
             lease: self.lease,
             filtered: self.filtered,
+            filter: FilterNotRead,
+        }
+    }
+
+    /// The read of why, with the claim's whole condition besides its key (`filter`, the lease's
+    /// and the caller's) evaluated in it: a row free at the read that `filter` takes was freed
+    /// since the claim, and can be tried again.
+    pub(crate) fn why_filtered<F>(&self, filter: F) -> Why<T, F> {
+        Why {
+            table: self.table,
+            key: self.key.clone(),
+            lease: self.lease,
+            filtered: self.filtered,
+            filter,
         }
     }
 }
+
+/// The filter of [`Refused::why`]'s read: none, the claim's own filter is not read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FilterNotRead;
 
 /// The read behind [`Refused::why`]: who holds the row now, if anyone.
 ///
@@ -180,13 +204,17 @@ impl<T: ClaimLease> Refused<T> {
 /// # Ok(())
 /// # }
 /// ```
+///
+/// A wait reads why with the claim's condition `F` evaluated in the same read
+/// ([`Refused::reading`]); [`Refused::why`] reads it without (`F` is [`FilterNotRead`]).
 #[derive(Debug, Clone)]
 #[must_use = "a read does nothing until it is run"]
-pub struct Why<T: ClaimLease> {
+pub struct Why<T: ClaimLease, F = FilterNotRead> {
     table: T,
     key: T::Key,
     lease: Lease,
     filtered: bool,
+    filter: F,
 }
 
 /// The read of a row's holder by its key.
@@ -197,7 +225,15 @@ type WhyRead<T> = SelectWhere<
     NoLock,
 >;
 
-impl<T: ClaimLease> LeaseStatement<Refusal> for Why<T> {
+/// The read of a row's holder by its key, with whether the claim's condition `F` takes it now.
+type WhyFilteredRead<T, F> = SelectWhere<
+    T,
+    (Holder<T>, F),
+    <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
+    NoLock,
+>;
+
+impl<T: ClaimLease, F> LeaseStatement<Refusal> for Why<T, F> {
     type Output = Refusal;
 }
 
@@ -222,7 +258,33 @@ where
     }
 }
 
-crate::query::runs_with_run!(Why<T>);
+impl<'q, T, F, C> LeaseQuery<'q, C, Refusal> for Why<T, F>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    F: Expression<SqlType = Nullable<Bool>>,
+    C: Connection,
+    C::Backend: LeaseBackend,
+    WhyFilteredRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<Refusal, Error> {
+        let key_is = self.table.primary_key().eq_all(self.key);
+        let selection = (holder(self.table, self.lease), self.filter);
+        let read: WhyFilteredRead<T, F> = SelectWhere::new(self.table, selection, key_is);
+        Ok(match read_optional(read, conn)? {
+            None => Refusal::NoSuchRow,
+            // Claimable by the lease, and the claim's condition does not take it now: refused by
+            // the caller's own filter. Taken by it: freed since the claim (a holder's release
+            // between the claim and this read), and worth trying again.
+            Some((Refusal::Free | Refusal::Outlived(_), takes)) if takes != Some(true) => {
+                Refusal::NotClaimable
+            }
+            Some((refusal, _)) => refusal,
+        })
+    }
+}
+
+crate::query::runs_with_run!(Why<T, F>);
 
 /// Why a claim was refused, or who holds a row (the [`holder`](crate::LeaseDsl::holder)
 /// selection), as the row stands when read, by the database's clock.
@@ -252,8 +314,10 @@ pub enum Refusal {
     /// A claim held the row and its lease has run out: the row is claimable again.
     Outlived(OutlivedLease),
     /// The row is free or outlived, but the claim's own filter (a status, say) does not take
-    /// it, or it changed hands again since the claim (given only for a claim with a filter); or
-    /// its lease columns are half set, a token with no owner or no time, which no claim takes.
+    /// it; or its lease columns are half set, a token with no owner or no time, which no claim
+    /// takes. A wait's reading evaluates the filter in the read, so there it means just that;
+    /// [`Refused::why`], which knows no filter, gives it for any free row of a claim with a
+    /// filter, released since the claim or not.
     NotClaimable,
 }
 

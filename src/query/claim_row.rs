@@ -224,6 +224,11 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
     pub(crate) fn lease(&self) -> Lease {
         self.lease
     }
+
+    /// The claim's condition besides its key: the lease's, and the caller's filters.
+    pub(crate) fn condition(&self) -> &F {
+        &self.filter
+    }
 }
 
 impl<T: ClaimLease, F, Changes, Selection, By, U> LeaseStatement<U>

@@ -43,9 +43,6 @@ pub(crate) struct Schedule {
     recheck: Duration,
     deadline: Instant,
     step: Duration,
-    /// Whether the last reading found the row held: a refusal by the caller's filter read right
-    /// after may be the holder's release landing between the claim and the read.
-    held_last: bool,
 }
 
 impl Schedule {
@@ -56,7 +53,6 @@ impl Schedule {
             recheck,
             deadline: start.checked_add(up_to)?,
             step: FIRST_STEP,
-            held_last: false,
         })
     }
 
@@ -65,14 +61,13 @@ impl Schedule {
     /// * Held: until the holder's lease frees by the reading, and a little more, but never
     ///   longer than the recheck interval (a holder may release early), three quarters of it
     ///   at least.
-    /// * Free or outlived (the row freed since the claim; the caller's filter refused a row
-    ///   just read held): the backoff's next pause, short at first.
-    /// * No such row, or a row the caller's own filter refuses: waiting cannot help.
+    /// * Free or outlived (the row freed since the claim, and the claim's own condition takes
+    ///   it, by the reading): the backoff's next pause, short at first.
+    /// * No such row, or a row the caller's own filter refuses (the filter evaluated in the
+    ///   reading, so a release since the claim is free, not this): waiting cannot help.
     pub(crate) fn after_refusal(&mut self, reading: &Refusal, at: Instant, roll: u32) -> Next {
-        let held_last = std::mem::replace(&mut self.held_last, false);
         let pause = match reading {
             Refusal::Held(holder) => {
-                self.held_last = true;
                 self.step = FIRST_STEP;
                 let freed = holder
                     .frees_in
@@ -81,7 +76,6 @@ impl Schedule {
                 freed.min(downward(self.recheck, roll))
             }
             Refusal::Free | Refusal::Outlived(_) => self.backoff(roll),
-            Refusal::NotClaimable if held_last => self.backoff(roll),
             Refusal::NotClaimable | Refusal::NoSuchRow => return Next::Done,
         };
         self.within_deadline(pause, at)
@@ -256,18 +250,19 @@ mod tests {
     }
 
     #[test]
-    fn a_row_the_filter_refuses_just_after_it_was_held_is_tried_once_more() {
+    fn a_row_the_filter_refuses_ends_the_wait_even_just_after_it_was_held() {
         let clock = FakeClock::start();
         let mut schedule = ten_seconds(&clock);
         schedule.after_refusal(&held(Duration::from_secs(50)), clock.at(0), LOWEST);
-        // Released between the claim and the read: the filter may take it now.
-        let again = pause(schedule.after_refusal(&Refusal::NotClaimable, clock.at(1), LOWEST));
-        assert_eq!(again, ms(15), "the backoff's first step, jittered");
+        // The reading evaluates the filter: a release since the claim reads free, not this.
         assert_eq!(
-            schedule.after_refusal(&Refusal::NotClaimable, clock.at(20), LOWEST),
-            Next::Done,
-            "refused by the filter twice: it does not take the row"
+            schedule.after_refusal(&Refusal::NotClaimable, clock.at(1), LOWEST),
+            Next::Done
         );
+        // Freed since the claim, and the filter takes it: tried again soon.
+        let mut schedule = ten_seconds(&clock);
+        let again = pause(schedule.after_refusal(&Refusal::Free, clock.at(0), LOWEST));
+        assert_eq!(again, ms(15), "the backoff's first step, jittered");
     }
 
     #[test]

@@ -31,10 +31,10 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   there may be more.) A row freed
 ///   since its refusal is tried again after 15 to 20 ms, doubling. No such row, or a row the
 ///   claim's own filter does not take, ends the wait at once (2 statements): waiting cannot
-///   help. (A row the filter refuses right after it was read held is tried once more: the
-///   holder's release may have landed between the claim and the read.) The attempt at the
-///   deadline is the last, and its outcome is given back; a refusal carries its reading
-///   ([`Refused::reading`](crate::Refused::reading)).
+///   help. The read evaluates the claim's filter, so a holder's release that lands between
+///   the claim and the read is told from a row the filter refuses: read free, it is tried
+///   again. The attempt at the deadline is the last, and its outcome is given back; a refusal
+///   carries its reading ([`Refused::reading`](crate::Refused::reading)).
 /// * **A batch** ([`ClaimBatch::waiting`]): a batch that comes back empty backs off: 15 to 20 ms,
 ///   then each pause twice the step before, up to the recheck interval (1 s by default), each
 ///   jittered downward (three quarters of its step to all of it), so that work that comes while
@@ -242,9 +242,10 @@ impl<'q, T, F, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
 where
     T: ClaimLease,
     C: Connection,
+    F: Clone,
     ClaimRow<T, F, Changes, Selection, By>:
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-    Why<T>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
+    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
 {
     fn run_lease(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
         let recheck = self
@@ -257,7 +258,9 @@ where
                 Claimed::Refused(refused) => refused,
                 won => return Ok(won),
             };
-            let reading = refused.why().run_lease(conn)?;
+            // With the claim's own condition in the read: a release since the claim reads free.
+            let why = refused.why_filtered(self.statement.condition().clone());
+            let reading = why.run_lease(conn)?;
             match schedule.after_refusal(&reading, monotonic::instant(), jitter.roll()) {
                 Next::After(pause) => std::thread::sleep(pause),
                 Next::Done => return Ok(Claimed::Refused(refused.read_as(reading))),

@@ -74,6 +74,7 @@ mod wait {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/wait.rs");
+    include!("scenarios/wait_race.rs");
 }
 
 #[cfg(all(feature = "postgres", feature = "tasks", lease_test_pgbouncer))]

@@ -12,6 +12,7 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/wait.rs");
+        include!("scenarios/wait_race.rs");
     }
 }
 
@@ -20,4 +21,5 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod wait;
+    mod wait_race;
 }
