@@ -117,10 +117,11 @@ pub use outcome::{
     Batch, Claimed, FilterNotRead, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won,
 };
 pub use query::{
-    AllHeld, Answer, ChangesGiven, ClaimBatch, ClaimRow, Claimant, DatabaseTime, DatedRenewal,
-    Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding, IncompleteWrite,
-    LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows, OwnerRelease, Reap,
-    Release, Renewal, RunLeaseDsl, StaleOnly, Waiting, Write, WriteKind,
+    AllHeld, Answer, ChangesGiven, CheckOut, ClaimBatch, ClaimRow, Claimant, DatabaseTime,
+    DatedRenewal, Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding,
+    IncompleteWrite, LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows,
+    OwnerRelease, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, WaitQuery, Waiting, Write,
+    WriteKind,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{

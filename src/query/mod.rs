@@ -1,5 +1,6 @@
 //! The statements diesel-lease builds, and the one verb that runs them.
 mod changes_given;
+mod check_out;
 mod claim_batch;
 mod claim_row;
 mod claimant;
@@ -15,6 +16,7 @@ mod wait_schedule;
 mod waiting;
 
 pub use changes_given::ChangesGiven;
+pub use check_out::CheckOut;
 pub use claim_batch::ClaimBatch;
 pub use claim_row::ClaimRow;
 pub use claimant::{Claimant, NoClaimant};
@@ -30,4 +32,4 @@ pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub(crate) use run::runs_with_run;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
-pub use waiting::Waiting;
+pub use waiting::{WaitQuery, Waiting};

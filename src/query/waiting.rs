@@ -4,18 +4,19 @@ use std::time::Duration;
 
 use diesel::connection::Connection;
 
-use crate::backend::in_no_transaction;
+use crate::query::check_out::{CheckOut, CheckedOut, Held, Lend};
 use crate::query::wait_schedule::{Jitter, Next, Schedule, BATCH_RECHECK, SHORTEST_RECHECK};
 use crate::query::{ClaimBatch, ClaimRow, LeaseQuery, LeaseStatement, RunLeaseDsl};
 use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 
 /// A claim that waits, up to a bound, for what it claims: built by
-/// [`ClaimRow::waiting`] or [`ClaimBatch::waiting`], run by `.run(conn)`, which gives back what
+/// [`ClaimRow::waiting`] or [`ClaimBatch::waiting`], run on a pool by
+/// [`.run_on(&pool)`](Self::run_on) or on a connection by `.run(conn)`, either giving back what
 /// the claim gives back.
 ///
 /// Each attempt is the claim itself, one statement as without a wait, so whether it won is read
-/// from that statement, by the database's clock. Between attempts the wait sleeps on the
-/// connection it was given, idle: no transaction is open and no lock is held. The process's
+/// from that statement, by the database's clock. Between attempts the wait sleeps holding no
+/// transaction and no lock; run on a pool, it holds no connection either. The process's
 /// monotonic clock only times how long the caller waits.
 ///
 /// * **A row** ([`ClaimRow::waiting`]): after a refusal, the wait reads why (one read,
@@ -49,13 +50,15 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 /// transactions, MySQL/MariaDB and SQLite have no such thing, and the library keeps no session
 /// state between statements. So a wait polls, on a schedule bounded in statements.
 ///
-/// The wait holds its connection while it sleeps: with a pool, give it a connection of its own
-/// (`pool.get()?`), and size the pool for the waiters besides the rest. Behind PgBouncer in
-/// transaction mode, a sleeping waiter holds its client connection but no server connection.
-/// Inside a transaction of the caller's, it is refused with [`Error::WaitInTransaction`] before
-/// anything is sent; a wait of zero, or past what the clock can count, and an interval under
-/// 1 ms are [`Error::InvalidWait`], before anything is sent too. A database error ends the wait
-/// with the error.
+/// **What a wait holds.** Run on a pool ([`run_on`](Self::run_on), any [`CheckOut`]), each
+/// attempt checks a connection out and gives it back before the wait sleeps: ten waiters on a
+/// pool of ten leave it to the keeper and to the rest between their statements. Run by
+/// `.run(conn)`, the wait holds `conn` across its sleeps, idle: for a connection of the
+/// caller's own, never one checked out of a pool that others share. Inside a transaction of the
+/// caller's, either is refused with [`Error::WaitInTransaction`] before anything is sent; a
+/// wait of zero, or past what the clock can count, and an interval under 1 ms are
+/// [`Error::InvalidWait`], before anything is sent too. A database error, or a pool that gives
+/// no connection, ends the wait with the error.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -69,7 +72,8 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 /// let holder = jobs::table.claim_row(1, lease).by(&Claim::new("worker-1")?).run::<Job>(&mut pool.get()?)?;
 /// let won = holder.won().expect("free");
 ///
-/// // Another worker waits for job 1, on a connection of its own, rechecking every 50 ms.
+/// // Another worker waits for job 1, rechecking every 50 ms, on connections of the pool that
+/// // it gives back between attempts.
 /// let waiter = std::thread::spawn({
 ///     let pool = pool.clone();
 ///     move || -> Result<bool, diesel_lease::Error> {
@@ -79,7 +83,7 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///             .set(jobs::status.eq("running"))
 ///             .waiting(Duration::from_secs(20))
 ///             .rechecking_every(Duration::from_millis(50))
-///             .run::<Job>(&mut pool.get()?)?;
+///             .run_on::<Job, _>(&pool)?;
 ///         Ok(claimed.is_won())
 ///     }
 /// });
@@ -143,9 +147,8 @@ impl<Q> Waiting<Q> {
         }
     }
 
-    /// The wait's schedule, starting now; refused, before anything is sent, on bad input or
-    /// inside a transaction of the caller's.
-    fn schedule<C: Connection>(&self, recheck: Duration, conn: &mut C) -> Result<Schedule, Error> {
+    /// The wait's schedule, starting now; refused, before anything is sent, on bad input.
+    fn schedule(&self, recheck: Duration) -> Result<Schedule, Error> {
         if self.up_to.is_zero() {
             return Err(Error::InvalidWait(
                 "a wait of zero: run the claim without `.waiting(..)`".into(),
@@ -155,9 +158,6 @@ impl<Q> Waiting<Q> {
             return Err(Error::InvalidWait(format!(
                 "a recheck interval of {recheck:?}, under the shortest, {SHORTEST_RECHECK:?}"
             )));
-        }
-        if !in_no_transaction(conn) {
-            return Err(Error::WaitInTransaction);
         }
         Schedule::new(monotonic::instant(), self.up_to, recheck).ok_or_else(|| {
             Error::InvalidWait(format!(
@@ -237,35 +237,164 @@ impl<Q: LeaseStatement<U>, U> LeaseStatement<U> for Waiting<Q> {
     type Output = Q::Output;
 }
 
-impl<'q, T, F, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
-    for Waiting<ClaimRow<T, F, Changes, Selection, By>>
-where
-    T: ClaimLease,
-    C: Connection,
-    F: Clone,
-    ClaimRow<T, F, Changes, Selection, By>:
-        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
-{
-    fn run_lease(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
+/// A wait that can run on a pool of connections `C`, giving back rows as `U`:
+/// [`Waiting::run_on`]'s bound, as [`LeaseQuery`] is `.run(conn)`'s. Code generic over the pool
+/// writes it, as it writes `LeaseQuery` for the connection:
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use std::time::Duration;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::{dsl, CheckOut, WaitQuery};
+///
+/// /// Waits up to a second for job `id`, on connections of `pool`, one for each attempt.
+/// fn wait_for_job<P: CheckOut>(pool: &P, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
+/// where
+///     for<'q> dsl::Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: WaitQuery<'q, P::Connection, Job>,
+/// {
+///     let lease = Lease::from_secs(30)?;
+///     let claimed = jobs::table.claim_row(id, lease).by(worker).waiting(Duration::from_secs(1)).run_on(pool)?;
+///     Ok(claimed.is_won())
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let pool = jobs_pool()?;
+/// assert!(wait_for_job(&pool, 1, &Claim::new("worker-1")?)?);
+/// # Ok(())
+/// # }
+/// ```
+pub trait WaitQuery<'q, C, U>: LeaseStatement<U> {
+    /// Runs the wait, each attempt on a connection checked out of `pool`; see
+    /// [`Waiting::run_on`].
+    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Self::Output, Error>;
+}
+
+impl<Q> Waiting<Q> {
+    /// Runs the wait on `pool`: each attempt checks a connection out (a claim, and for a row
+    /// refused, the read of why), and gives it back before the wait sleeps, so that a waiter
+    /// holds a connection only while a statement of its own runs. Besides, as
+    /// [`run`](crate::RunLeaseDsl::run): what the claim gives back, bad input refused before
+    /// anything is sent, a database error or a pool that gives no connection (r2d2: within its
+    /// `connection_timeout`) ending the wait with the error.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use std::time::Duration;
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let claimed = jobs::table
+    ///     .claim_row(1, Lease::from_secs(30)?)
+    ///     .by(&Claim::new("worker-1")?)
+    ///     .set(jobs::status.eq("running"))
+    ///     .waiting(Duration::from_secs(20))
+    ///     .run_on::<Job, _>(&pool)?;
+    /// assert!(claimed.is_won(), "job 1 was free");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_on<'q, U, P>(self, pool: &P) -> Result<<Self as LeaseStatement<U>>::Output, Error>
+    where
+        P: CheckOut,
+        Self: WaitQuery<'q, P::Connection, U>,
+    {
+        self.wait_on(pool)
+    }
+}
+
+impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, Selection, By>> {
+    /// The wait for a row, each attempt on a connection `lender` lends.
+    fn wait_for_row<'q, U, C, L>(self, lender: &mut L) -> Result<Claimed<U, T>, Error>
+    where
+        L: Lend<C>,
+        F: Clone,
+        ClaimRow<T, F, Changes, Selection, By>:
+            LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
+        Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
+    {
         let recheck = self
             .recheck
             .unwrap_or_else(|| (self.statement.lease().as_duration() / 3).max(SHORTEST_RECHECK));
-        let mut schedule = self.schedule(recheck, conn)?;
+        let mut schedule = self.schedule(recheck)?;
+        lender.ready()?;
         let mut jitter = Jitter::new();
         loop {
-            let refused = match self.statement.clone().run_lease(conn)? {
-                Claimed::Refused(refused) => refused,
-                won => return Ok(won),
+            // The claim and, refused, the read of why with the claim's own condition in it, on
+            // one connection; given back before the wait sleeps.
+            let attempt = lender.lend(|conn| match self.statement.clone().run_lease(conn)? {
+                Claimed::Refused(refused) => {
+                    let why = refused.why_filtered(self.statement.condition().clone());
+                    let reading = why.run_lease(conn)?;
+                    Ok(Err((refused, reading)))
+                }
+                won => Ok(Ok(won)),
+            })?;
+            let (refused, reading) = match attempt {
+                Ok(won) => return Ok(won),
+                Err(refused) => refused,
             };
-            // With the claim's own condition in the read: a release since the claim reads free.
-            let why = refused.why_filtered(self.statement.condition().clone());
-            let reading = why.run_lease(conn)?;
             match schedule.after_refusal(&reading, monotonic::instant(), jitter.roll()) {
                 Next::After(pause) => std::thread::sleep(pause),
                 Next::Done => return Ok(Claimed::Refused(refused.read_as(reading))),
             }
         }
+    }
+}
+
+impl<T: ClaimLease, F, O, Changes, Selection, By>
+    Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
+{
+    /// The wait for a batch, each attempt on a connection `lender` lends.
+    fn wait_for_batch<'q, U, C, L>(self, lender: &mut L) -> Result<Batch<U, T>, Error>
+    where
+        L: Lend<C>,
+        ClaimBatch<T, F, O, Changes, Selection, By>:
+            LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
+    {
+        let mut schedule = self.schedule(self.recheck.unwrap_or(BATCH_RECHECK))?;
+        lender.ready()?;
+        let mut jitter = Jitter::new();
+        loop {
+            let batch = lender.lend(|conn| self.statement.clone().run_lease(conn))?;
+            if !batch.is_empty() {
+                return Ok(batch);
+            }
+            match schedule.after_empty(monotonic::instant(), jitter.roll()) {
+                Next::After(pause) => std::thread::sleep(pause),
+                Next::Done => return Ok(batch),
+            }
+        }
+    }
+}
+
+impl<'q, T, F, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
+    for Waiting<ClaimRow<T, F, Changes, Selection, By>>
+where
+    T: ClaimLease,
+    F: Clone,
+    C: Connection,
+    ClaimRow<T, F, Changes, Selection, By>:
+        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
+    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
+        self.wait_for_row(&mut Held(conn))
+    }
+}
+
+impl<'q, T, F, Changes, Selection, By, U, C> WaitQuery<'q, C, U>
+    for Waiting<ClaimRow<T, F, Changes, Selection, By>>
+where
+    T: ClaimLease,
+    F: Clone,
+    C: Connection,
+    ClaimRow<T, F, Changes, Selection, By>:
+        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
+    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
+{
+    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Claimed<U, T>, Error> {
+        self.wait_for_row(&mut CheckedOut(pool))
     }
 }
 
@@ -278,18 +407,20 @@ where
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
 {
     fn run_lease(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
-        let mut schedule = self.schedule(self.recheck.unwrap_or(BATCH_RECHECK), conn)?;
-        let mut jitter = Jitter::new();
-        loop {
-            let batch = self.statement.clone().run_lease(conn)?;
-            if !batch.is_empty() {
-                return Ok(batch);
-            }
-            match schedule.after_empty(monotonic::instant(), jitter.roll()) {
-                Next::After(pause) => std::thread::sleep(pause),
-                Next::Done => return Ok(batch),
-            }
-        }
+        self.wait_for_batch(&mut Held(conn))
+    }
+}
+
+impl<'q, T, F, O, Changes, Selection, By, U, C> WaitQuery<'q, C, U>
+    for Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
+where
+    T: ClaimLease,
+    C: Connection,
+    ClaimBatch<T, F, O, Changes, Selection, By>:
+        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
+{
+    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Batch<U, T>, Error> {
+        self.wait_for_batch(&mut CheckedOut(pool))
     }
 }
 

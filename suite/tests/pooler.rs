@@ -75,6 +75,7 @@ mod wait {
     use crate::support::*;
     include!("scenarios/wait.rs");
     include!("scenarios/wait_race.rs");
+    include!("scenarios/wait_pool.rs");
 }
 
 #[cfg(all(feature = "postgres", feature = "tasks", lease_test_pgbouncer))]

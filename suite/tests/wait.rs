@@ -13,6 +13,7 @@ on_every_backend! {
 
         include!("scenarios/wait.rs");
         include!("scenarios/wait_race.rs");
+        include!("scenarios/wait_pool.rs");
     }
 }
 
@@ -21,5 +22,6 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod wait;
+    mod wait_pool;
     mod wait_race;
 }

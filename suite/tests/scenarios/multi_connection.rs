@@ -121,7 +121,7 @@ fn a_function_over_every_backend_needs_no_bound_and_sees_the_database_clock_in_d
 #[test]
 fn a_wait_runs_on_a_multi_connection_enum_and_is_refused_inside_its_transaction() {
     let tenant = super::composite::tenant(&mut super::support::connection(), 2);
-    let pool = any::pool(backend::url(), 1);
+    let pool = any::pool(backend::url(), 2);
     let conn = &mut *pool.get().unwrap();
     let lease = Lease::from_secs(60).unwrap();
     let wait_for_item = |item_no: i64, owner: &str| {
@@ -143,6 +143,12 @@ fn a_wait_runs_on_a_multi_connection_enum_and_is_refused_inside_its_transaction(
         "{:?}",
         refused.reading()
     );
+    // On the pool of enums, each attempt on a connection checked out for it.
+    let on_pool = wait_for_item(1, "any-waiter").run_on::<i64, _>(&pool);
+    let Claimed::Refused(refused) = on_pool.unwrap() else {
+        panic!("held for a minute");
+    };
+    assert!(matches!(refused.reading(), Some(Refusal::Held(_))));
 
     let inside = conn
         .transaction(|conn| {
