@@ -6,7 +6,7 @@ use diesel::query_builder::AsChangeset;
 use diesel::sql_types::{BigInt, Nullable};
 use diesel::{Column, ExpressionMethods, NullableExpressionMethods, Table};
 
-use crate::sql::{Incremented, NoChanges, Null};
+use crate::sql::{Incremented, Now, Null};
 
 /// A table's fence: [`NoFence`], or a `BIGINT NOT NULL DEFAULT 0` column named by
 /// [`claim_lease!`](crate::claim_lease) as `fence: column`.
@@ -19,10 +19,12 @@ use crate::sql::{Incremented, NoChanges, Null};
 /// lease while paused (a GC pause, a partition) can then change nothing there either.
 ///
 /// ```
+/// # include!("../doctest_setup.rs");
 /// fn fenced<T: diesel::Table, F: diesel_lease::Fence<T>>() {}
-/// diesel::table! { jobs (id) { id -> BigInt, fence -> BigInt } }
-/// fenced::<jobs::table, jobs::fence>();
+/// # fn main() {
+/// fenced::<fenced_jobs::table, fenced_jobs::fence>();
 /// fenced::<jobs::table, diesel_lease::NoFence>();
+/// # }
 /// ```
 pub trait Fence<T: Table> {
     /// What a take sets: `fence = fence + 1`, or nothing.
@@ -58,19 +60,24 @@ pub trait Fenced: crate::ClaimLease {}
 /// A table without a fence: its claims report none.
 ///
 /// ```
-/// diesel::table! { jobs (id) { id -> BigInt } }
+/// # include!("../doctest_setup.rs");
 /// fn fenced<F: diesel_lease::Fence<jobs::table>>() {}
+/// # fn main() {
 /// fenced::<diesel_lease::NoFence>();
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoFence;
 
-impl<T: Table> Fence<T> for NoFence {
-    type Bump = NoChanges<T>;
+// No bump is Diesel's own `Option` of an assignment, always `None`, not a changeset of the
+// library's: Diesel 2.4 lets only its own assignments into an `UPDATE` with a `WHERE` clause.
+impl<T: crate::ClaimLease> Fence<T> for NoFence {
+    type Bump = Option<crate::Renewed<T>>;
     type Read = Null<Nullable<BigInt>>;
 
     fn bump() -> Self::Bump {
-        NoChanges::default()
+        // Never `Some`: what it would assign, `claimed_at = now`, is the take's own write.
+        None::<dsl::Eq<T::ClaimedAt, Now<T::Clock>>>
     }
 
     fn read() -> Self::Read {
