@@ -103,28 +103,29 @@ where
     fn run_lease(self, conn: &mut C) -> Result<RoundRenewed<T::Key>, Error> {
         let Self { table, pairs } = self;
         let key_and_token = || (table.primary_key(), T::ClaimToken::default());
-        let renewed = if <C::Backend as LeaseBackend>::LOCK_PASSING_LOCKED.is_some() {
-            <C::Backend as LeaseBackend>::all_or_nothing(conn, |conn| {
-                let lock = LockPassingLocked::<T>::new(
-                    table,
-                    key_and_token(),
-                    PairsIn::of(table, pairs.clone()),
-                );
-                let locked: Vec<RenewedRow<T>> = read(lock, conn)?;
-                if !locked.is_empty() {
-                    let keys = locked.iter().map(|(key, _)| key.clone()).collect();
-                    let renew = Update::by_keys(
-                        table,
-                        Where::new(KeysIn::of(table, keys)),
-                        table.renewed(),
-                    );
-                    ExecuteDsl::execute(renew, conn)?;
-                }
-                Ok(locked)
-            })?
-        } else {
-            KeeperRenewal::new(table, pairs.clone()).run_lease(conn)?
-        };
+        if <C::Backend as LeaseBackend>::LOCK_PASSING_LOCKED.is_none() {
+            // A writer locks the whole database: no row is passed over, and a row the renewal
+            // did not change is lost.
+            return Ok(RoundRenewed {
+                renewed: KeeperRenewal::new(table, pairs).run_lease(conn)?,
+                locked: Vec::new(),
+            });
+        }
+        let renewed = <C::Backend as LeaseBackend>::all_or_nothing(conn, |conn| {
+            let lock = LockPassingLocked::<T>::new(
+                table,
+                key_and_token(),
+                PairsIn::of(table, pairs.clone()),
+            );
+            let locked: Vec<RenewedRow<T>> = read(lock, conn)?;
+            if !locked.is_empty() {
+                let keys = locked.iter().map(|(key, _)| key.clone()).collect();
+                let renew =
+                    Update::by_keys(table, Where::new(KeysIn::of(table, keys)), table.renewed());
+                ExecuteDsl::execute(renew, conn)?;
+            }
+            Ok(locked)
+        })?;
         if renewed.len() == pairs.len() {
             return Ok(RoundRenewed {
                 renewed,
