@@ -9,10 +9,11 @@
 /// and the connection each holds.
 ///
 /// A statement runs on the connection inside, with that backend's strategy and SQL, as it would
-/// on that connection alone; a [`Keeper`](crate::Keeper) of a pool of `$connection`s keeps
-/// claims of any backend. A wait ([`Waiting`](crate::Waiting)) runs there with no entry of its
-/// own: it is made of the claims and reads above, and sees a transaction of `$connection`'s as
-/// the caller's. The lease columns' changesets and predicates (`taken`, `outlived`,
+/// on that connection alone, given the enum or a pool's connection of it alike
+/// (`.run(&mut pool.get()?)`, as `.run(&mut *pool.get()?)`); a [`Keeper`](crate::Keeper) of a
+/// pool of `$connection`s keeps claims of any backend. A wait ([`Waiting`](crate::Waiting)) runs
+/// whole on the connection inside, and is refused inside a transaction of `$connection`'s as it
+/// would be there. The lease columns' changesets and predicates (`taken`, `outlived`,
 /// [`now`](crate::now), ..) may go into Diesel's own statements on `$connection` too.
 ///
 /// ```
@@ -61,20 +62,7 @@
 #[macro_export]
 macro_rules! multi_connection {
     ($connection:ident $variants:tt) => {
-        $crate::__statement_on_variants!($connection $variants ClaimRow[T, F, Changes, Selection, By] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants ClaimBatch[T, F, O, Changes, Selection, By] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants Guarded[T, Kind, Changes, A] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants Reap[T, F, O, Changes] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants OwnerRelease[T, Owners, Changes] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants Holders[T, Which] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants HeldPerOwner[T] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants Why[T, F] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants KeptRelease[T, Changes] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants KeeperRenewal[T] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants KeeperRound[T] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants KeeperRelease[T] { T: $crate::ClaimLease, });
-        $crate::__statement_on_variants!($connection $variants DatabaseTime[] {});
-        $crate::__statement_on_variants!($connection $variants Health[T] { T: $crate::__diesel::Table, });
+        $crate::__statements_on_variants!($connection $variants);
         $crate::__node_on_variants!($connection $variants Now[ST] {});
         $crate::__node_on_variants!($connection $variants Ago[ST] {});
         $crate::__node_on_variants!($connection $variants MicrosSince[T] {});
@@ -83,33 +71,34 @@ macro_rules! multi_connection {
         $crate::__node_on_variants!($connection $variants PairsIn[Key, One, Token, ST] { ST: $crate::KeyType, });
         $crate::__node_on_variants!($connection $variants TextIs[Column, Value] {});
         $crate::__node_on_variants!($connection $variants TextIn[Column] {});
+        impl $crate::backend::AsMulti<$connection> for $connection {
+            fn as_multi(&mut self) -> &mut $connection {
+                self
+            }
+        }
     };
 }
 
-/// One statement of [`multi_connection!`]: run on the connection inside.
+/// Every statement of [`multi_connection!`], on the enum or on whatever holds it (a pool's
+/// connection): run by the enum's backend on the connection inside.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __statement_on_variants {
-    (
-        $connection:ident { $($variant:ident($inner:ty)),+ $(,)? }
-        $statement:ident [$($param:ident),*] { $($bounds:tt)* }
-    ) => {
-        impl<'q, LeaseRow, $($param),*> $crate::LeaseQuery<'q, $connection, LeaseRow>
-            for $crate::$statement<$($param),*>
+macro_rules! __statements_on_variants {
+    ($connection:ident { $($variant:ident($inner:ty)),+ $(,)? }) => {
+        impl<'q, C, S, U> $crate::backend::RunsStatement<'q, C, S, U>
+            for <$connection as $crate::__diesel::Connection>::Backend
         where
-            $($bounds)*
-            $(Self: $crate::LeaseQuery<'q, $inner, LeaseRow>,)+
+            C: $crate::backend::AsMulti<$connection>,
+            S: $crate::LeaseStatement<U>,
+            $(S: $crate::LeaseQuery<'q, $inner, U>,)+
         {
-            fn run_lease(
-                self,
-                conn: &mut $connection,
-            ) -> ::core::result::Result<
-                <Self as $crate::LeaseStatement<LeaseRow>>::Output,
-                $crate::Error,
-            > {
-                match conn {
+            fn run_statement(
+                statement: S,
+                conn: &mut C,
+            ) -> ::core::result::Result<S::Output, $crate::Error> {
+                match $crate::backend::AsMulti::as_multi(conn) {
                     $($connection::$variant(conn) => {
-                        <Self as $crate::LeaseQuery<'q, $inner, LeaseRow>>::run_lease(self, conn)
+                        <S as $crate::LeaseQuery<'q, $inner, U>>::run_lease(statement, conn)
                     })+
                 }
             }

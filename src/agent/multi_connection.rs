@@ -41,7 +41,8 @@
 #[macro_export]
 macro_rules! agent_multi_connection {
     ($connection:ident $variants:tt) => {
-        impl $crate::agent::AgentBackend<$connection>
+        // For the enum and for whatever holds it (a pool's connection).
+        impl<C: $crate::backend::AsMulti<$connection>> $crate::agent::AgentBackend<C>
             for <$connection as $crate::__diesel::Connection>::Backend
         {
             $crate::__agent_statement_on_variants!($connection $variants
@@ -84,7 +85,7 @@ macro_rules! __agent_statement_on_variants {
     ($connection:ident $variants:tt $name:ident($($arg:ident: $type:ty),*) -> $output:ty) => {
         fn $name(
             seal: $crate::agent::Sealed,
-            conn: &mut $connection,
+            conn: &mut C,
             $($arg: $type),*
         ) -> $crate::__diesel::QueryResult<$output> {
             $crate::__agent_dispatch!(conn, $connection $variants, $name(seal, conn, $($arg),*))
@@ -97,7 +98,7 @@ macro_rules! __agent_statement_on_variants {
 #[macro_export]
 macro_rules! __agent_dispatch {
     ($conn:ident, $connection:ident { $($variant:ident($inner:ty)),+ $(,)? }, $name:ident $call:tt) => {
-        match $conn {
+        match $crate::backend::AsMulti::as_multi($conn) {
             $($connection::$variant($conn) => <
                 <$inner as $crate::__diesel::Connection>::Backend
                     as $crate::agent::AgentBackend<$inner>

@@ -8,6 +8,7 @@ mod health;
 mod ops;
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 mod returning;
+mod runs;
 
 use diesel::backend::Backend;
 use diesel::connection::{Connection, TransactionManager};
@@ -25,6 +26,10 @@ pub use ops::{
 };
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 pub(crate) use returning::learns_by_returning;
+pub(crate) use runs::runs_natively;
+#[doc(hidden)]
+pub use runs::AsMulti;
+pub use runs::{NativeLeaseQuery, RunsStatement};
 
 /// A backend diesel-lease runs on: PostgreSQL, MySQL/MariaDB and SQLite, each behind its Cargo
 /// feature. How it spells the database's clock and a list of row values, and what a connection

@@ -11,6 +11,7 @@ use super::claims::{release_claim, ReleasesUnattended};
 use super::state::ClaimState;
 use super::LeaseLost;
 use crate::backend::LeaseBackend;
+use crate::backend::NativeLeaseQuery;
 use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
@@ -297,7 +298,7 @@ impl<T: ClaimLease, Changes> LeaseStatement<T::Key> for KeptRelease<T, Changes> 
     type Output = Vec<T::Key>;
 }
 
-impl<'q, T, Changes, C> LeaseQuery<'q, C, T::Key> for KeptRelease<T, Changes>
+impl<'q, T, Changes, C> NativeLeaseQuery<'q, C, T::Key> for KeptRelease<T, Changes>
 where
     T: ClaimLease,
     Changes: AsChangeset<Target = T>,
@@ -309,7 +310,7 @@ where
         LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     DatabaseTime: LeaseQuery<'q, C, i64> + LeaseStatement<i64, Output = i64>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let changes = self.changes;
         let released = release_claim(
             self.table,

@@ -5,8 +5,9 @@ use diesel::connection::Connection;
 use diesel::expression_methods::EqAll;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
 use crate::sql::{SelectWhere, Update, Where};
 use crate::{ClaimLease, Error, Released};
@@ -58,14 +59,14 @@ impl<T: ClaimLease> LeaseStatement<T::Key> for KeeperRelease<T> {
     type Output = Vec<T::Key>;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, T::Key> for KeeperRelease<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, T::Key> for KeeperRelease<T>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, PairRelease<T>, T::Key>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let table = self.table;
         let held = || PairsIn::of(table, self.pairs.clone());
         let only = match self.pairs.as_slice() {

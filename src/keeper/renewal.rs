@@ -5,8 +5,9 @@ use diesel::connection::Connection;
 use diesel::expression_methods::EqAll;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
 use crate::sql::{SelectWhere, Update, Where};
 use crate::table::TokenOf;
@@ -64,14 +65,14 @@ impl<T: ClaimLease> LeaseStatement<RenewedRow<T>> for KeeperRenewal<T> {
     type Output = Vec<RenewedRow<T>>;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, RenewedRow<T>> for KeeperRenewal<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, RenewedRow<T>> for KeeperRenewal<T>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, PairRenewal<T>, RenewedRow<T>>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<RenewedRow<T>>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<RenewedRow<T>>, Error> {
         let table = self.table;
         let key_and_token = || (table.primary_key(), T::ClaimToken::default());
         let held = || PairsIn::of(table, self.pairs.clone());

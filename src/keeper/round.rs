@@ -9,8 +9,9 @@ use diesel::query_dsl::LoadQuery;
 use diesel::Table;
 
 use super::renewal::{KeeperRenewal, PairRenewal, RenewedRow};
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, LeaseBackend, WritesHeld};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{KeysIn, KeysOf, NoLock, NoReturning, PairsIn, PairsOf, PassingLocked};
 use crate::sql::{PrimaryKeyAccess, SelectWhere, Update, Where};
 use crate::table::TokenOf;
@@ -90,7 +91,7 @@ impl<T: ClaimLease> LeaseStatement<RenewedRow<T>> for KeeperRound<T> {
     type Output = RoundRenewed<T::Key>;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, RenewedRow<T>> for KeeperRound<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, RenewedRow<T>> for KeeperRound<T>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
@@ -100,14 +101,14 @@ where
     RenewLocked<T>: ExecuteDsl<C>,
     StillHeld<T>: LoadQuery<'q, C, RenewedRow<T>>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<RoundRenewed<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<RoundRenewed<T::Key>, Error> {
         let Self { table, pairs } = self;
         let key_and_token = || (table.primary_key(), T::ClaimToken::default());
         if <C::Backend as LeaseBackend>::LOCK_PASSING_LOCKED.is_none() {
             // A writer locks the whole database: no row is passed over, and a row the renewal
             // did not change is lost.
             return Ok(RoundRenewed {
-                renewed: KeeperRenewal::new(table, pairs).run_lease(conn)?,
+                renewed: KeeperRenewal::new(table, pairs).run_native(conn)?,
                 locked: Vec::new(),
             });
         }

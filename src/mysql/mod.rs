@@ -25,3 +25,5 @@ mod transaction;
 mod types;
 
 pub use batch::{Candidates, LockKeys};
+
+crate::backend::runs_natively!(diesel::mysql::Mysql);

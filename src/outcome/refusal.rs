@@ -12,8 +12,9 @@ use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::{IntoSql, Table};
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{read_optional, LeaseBackend};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{MicrosSince, NoLock, SelectWhere};
 use crate::table::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::{ClaimLease, Error, Fresh, Lease};
@@ -237,7 +238,7 @@ impl<T: ClaimLease, F> LeaseStatement<Refusal> for Why<T, F> {
     type Output = Refusal;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, Refusal> for Why<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, Refusal> for Why<T>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
@@ -245,7 +246,7 @@ where
     C::Backend: LeaseBackend,
     WhyRead<T>: LoadQuery<'q, C, Refusal>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Refusal, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Refusal, Error> {
         let key_is = self.table.primary_key().eq_all(self.key);
         let read: WhyRead<T> = SelectWhere::new(self.table, holder(self.table, self.lease), key_is);
         Ok(match read_optional(read, conn)? {
@@ -258,7 +259,7 @@ where
     }
 }
 
-impl<'q, T, F, C> LeaseQuery<'q, C, Refusal> for Why<T, F>
+impl<'q, T, F, C> NativeLeaseQuery<'q, C, Refusal> for Why<T, F>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
@@ -267,7 +268,7 @@ where
     C::Backend: LeaseBackend,
     WhyFilteredRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Refusal, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Refusal, Error> {
         let key_is = self.table.primary_key().eq_all(self.key);
         let selection = (holder(self.table, self.lease), self.filter);
         let read: WhyFilteredRead<T, F> = SelectWhere::new(self.table, selection, key_is);

@@ -21,3 +21,4 @@ mod types;
 pub use pooling::PgTransactionPooling;
 
 crate::backend::learns_by_returning!(diesel::pg::Pg);
+crate::backend::runs_natively!(diesel::pg::Pg);

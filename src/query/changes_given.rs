@@ -1,7 +1,8 @@
 //! A holder's update without its changes: `.run(conn)` is found, and refused in words.
 use std::convert::Infallible;
 
-use crate::query::{IncompleteWrite, LeaseQuery, LeaseStatement};
+use crate::backend::NativeLeaseQuery;
+use crate::query::{IncompleteWrite, LeaseStatement};
 use crate::sql::NoChanges;
 use crate::{ClaimLease, Error};
 
@@ -35,11 +36,11 @@ impl<T: ClaimLease, A> LeaseStatement<T::Key> for IncompleteWrite<T, A> {
     type Output = Infallible;
 }
 
-impl<'q, T: ClaimLease, A, C> LeaseQuery<'q, C, T::Key> for IncompleteWrite<T, A>
+impl<'q, T: ClaimLease, A, C> NativeLeaseQuery<'q, C, T::Key> for IncompleteWrite<T, A>
 where
     NoChanges<T>: ChangesGiven,
 {
-    fn run_lease(self, _: &mut C) -> Result<Infallible, Error> {
+    fn run_native(self, _: &mut C) -> Result<Infallible, Error> {
         Err(NoChanges::<T>::default().given())
     }
 }

@@ -6,11 +6,12 @@ use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, LeaseBackend};
 use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::outcome::Batch;
-use crate::query::{Claimant, LeaseQuery, LeaseStatement, NoClaimant};
+use crate::query::{Claimant, LeaseStatement, NoClaimant};
 use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
 use crate::table::{taken_by, token_is};
 use crate::{Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, TakenBy, TokenIs};
@@ -268,7 +269,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By, U> LeaseStatement<U>
     type Output = Batch<U, T>;
 }
 
-impl<'q, T, F, O, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
+impl<'q, T, F, O, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for ClaimBatch<T, F, O, Changes, Selection, By>
 where
     T: ClaimLease,
@@ -279,7 +280,7 @@ where
     C::Backend:
         ClaimsBatch<'q, C, BatchClaimPlan<T, F, O, Changes, Selection>, (U, T::Key, Option<i64>)>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
         let limit = batch_limit(self.size)?;
         let claim = self.by.into_claim();
         let table = self.table;

@@ -6,11 +6,12 @@ use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{lost_conflict_changes_nothing, ClaimsRow, LeaseBackend, RowClaim};
 use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::outcome::{Claimed, Refused, Won};
-use crate::query::{Claimant, LeaseQuery, LeaseStatement, NoClaimant};
+use crate::query::{Claimant, LeaseStatement, NoClaimant};
 use crate::sql::{And, NoChanges, NoLock, SelectWhere, Update, Where};
 use crate::table::{taken_by, token_is};
 use crate::{Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, TakenBy, TokenIs};
@@ -237,7 +238,7 @@ impl<T: ClaimLease, F, Changes, Selection, By, U> LeaseStatement<U>
     type Output = Claimed<U, T>;
 }
 
-impl<'q, T, F, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
+impl<'q, T, F, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for ClaimRow<T, F, Changes, Selection, By>
 where
     T: ClaimLease,
@@ -249,7 +250,7 @@ where
     C::Backend: LeaseBackend,
     C::Backend: ClaimsRow<'q, C, RowClaimPlan<T, F, Changes, Selection>, (U, Option<i64>)>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
         let claim = self.by.into_claim();
         let table = self.table;
         let key_is = || table.primary_key().eq_all(self.key.clone());

@@ -3,8 +3,9 @@
 use diesel::connection::Connection;
 use diesel::query_dsl::LoadQuery;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{read_optional, LeaseBackend};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::ClockMicros;
 use crate::Error;
 
@@ -31,13 +32,13 @@ impl LeaseStatement<i64> for DatabaseTime {
     type Output = i64;
 }
 
-impl<'q, C> LeaseQuery<'q, C, i64> for DatabaseTime
+impl<'q, C> NativeLeaseQuery<'q, C, i64> for DatabaseTime
 where
     C: Connection,
     C::Backend: LeaseBackend,
     diesel::dsl::select<ClockMicros>: LoadQuery<'q, C, i64>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<i64, Error> {
+    fn run_native(self, conn: &mut C) -> Result<i64, Error> {
         Ok(read_optional(diesel::select(ClockMicros), conn)?.unwrap_or(i64::MAX))
     }
 }

@@ -4,9 +4,10 @@ use diesel::connection::Connection;
 use diesel::query_builder::QueryFragment;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{HealthPlan, LeaseBackend, ReadsHealth, TableName};
 use crate::health::{HealthThresholds, TableHealth};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::Error;
 
 /// A reading of table `T`'s health: built by [`LeaseDsl::health`](crate::LeaseDsl::health),
@@ -99,7 +100,7 @@ impl<T: Table> LeaseStatement<TableHealth> for Health<T> {
     type Output = TableHealth;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, TableHealth> for Health<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, TableHealth> for Health<T>
 where
     T: Table,
     T::FromClause: QueryFragment<C::Backend>,
@@ -107,7 +108,7 @@ where
     C::Backend: LeaseBackend + ReadsHealth<C> + Default,
     <C::Backend as Backend>::QueryBuilder: Default,
 {
-    fn run_lease(self, conn: &mut C) -> Result<TableHealth, Error> {
+    fn run_native(self, conn: &mut C) -> Result<TableHealth, Error> {
         self.thresholds.check()?;
         let from = self.table.from_clause();
         let table = TableName::of::<C::Backend>(&from)?;

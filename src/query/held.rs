@@ -7,8 +7,9 @@ use diesel::expression_methods::EqAll;
 use diesel::query_builder::AsChangeset;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{
     most_keys_in_one_statement, And, ForUpdateByKey, KeysIn, KeysOf, NoChanges, NoLock,
     NoReturning, PrimaryKeyAccess, SelectWhere, Update, Where,
@@ -486,7 +487,7 @@ where
 
 // A missing bound is named as the public one, `LeaseQuery`, never the backend's trait inside it.
 #[diagnostic::do_not_recommend]
-impl<'q, T, Kind, Changes, A, C> LeaseQuery<'q, C, T::Key> for Guarded<T, Kind, Changes, A>
+impl<'q, T, Kind, Changes, A, C> NativeLeaseQuery<'q, C, T::Key> for Guarded<T, Kind, Changes, A>
 where
     T: ClaimLease,
     T::PrimaryKey: EqAll<T::Key>,
@@ -496,7 +497,7 @@ where
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<A::Output, Error> {
+    fn run_native(self, conn: &mut C) -> Result<A::Output, Error> {
         let Guarded {
             held,
             kind,

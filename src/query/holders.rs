@@ -8,8 +8,9 @@ use diesel::dsl;
 use diesel::query_dsl::LoadQuery;
 use diesel::{ExpressionMethods, Table};
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, LeaseBackend};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{And, ClockMicros, CountPerOwner, MicrosSince, NoLock, SelectWhere};
 use crate::table::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::{ClaimLease, Error, Lease, Outlived};
@@ -180,7 +181,7 @@ impl<T: ClaimLease, Which> LeaseStatement<T::Key> for Holders<T, Which> {
     type Output = Vec<Holding<T::Key>>;
 }
 
-impl<'q, T, Which, C> LeaseQuery<'q, C, T::Key> for Holders<T, Which>
+impl<'q, T, Which, C> NativeLeaseQuery<'q, C, T::Key> for Holders<T, Which>
 where
     T: ClaimLease,
     Which: HoldersFilter<T>,
@@ -189,7 +190,7 @@ where
     SelectWhere<T, HoldingColumns<T>, Which::Condition, NoLock>:
         LoadQuery<'q, C, HoldingRow<T::Key>>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<Holding<T::Key>>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<Holding<T::Key>>, Error> {
         let table = self.table;
         let columns = (
             table.primary_key(),
@@ -258,14 +259,14 @@ impl<T: ClaimLease> LeaseStatement<(String, i64)> for HeldPerOwner<T> {
     type Output = Vec<(String, i64)>;
 }
 
-impl<'q, T, C> LeaseQuery<'q, C, (String, i64)> for HeldPerOwner<T>
+impl<'q, T, C> NativeLeaseQuery<'q, C, (String, i64)> for HeldPerOwner<T>
 where
     T: ClaimLease,
     C: Connection,
     C::Backend: LeaseBackend,
     CountPerOwner<T>: LoadQuery<'q, C, (Option<String>, i64)>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<(String, i64)>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<(String, i64)>, Error> {
         let rows: Vec<(Option<String>, i64)> = read(CountPerOwner::new(self.table), conn)?;
         Ok(rows
             .into_iter()

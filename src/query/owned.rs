@@ -6,8 +6,9 @@ use diesel::query_builder::AsChangeset;
 use diesel::query_dsl::LoadQuery;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, HeldWrite, LeaseBackend, WritesHeld};
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, TextIn, Update, Where};
 use crate::table::OwnerOf;
 use crate::{check_text, ClaimLease, Error, Node, Released};
@@ -135,14 +136,14 @@ impl<T: ClaimLease, Owners, Changes> LeaseStatement<T::Key> for OwnerRelease<T, 
 }
 
 /// Everything one owner holds. An owner name that is not one is refused before anything is sent.
-impl<'q, T, Changes, C> LeaseQuery<'q, C, T::Key> for OwnerRelease<T, String, Changes>
+impl<'q, T, Changes, C> NativeLeaseQuery<'q, C, T::Key> for OwnerRelease<T, String, Changes>
 where
     T: ClaimLease,
     Changes: AsChangeset<Target = T>,
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, OwnerReleasePlan<T, Changes>, T::Key>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let owner = check_text(&self.owners).map_err(Error::InvalidOwner)?;
         release_owned(self.table, vec![owner.to_owned()], self.changes, conn)
     }
@@ -152,7 +153,7 @@ where
 /// an owner, grouped exactly), those that name an earlier life of the node exactly are kept, and
 /// their rows released in one statement. An earlier life is gone (its process ended before this one
 /// started), so none of its rows can be claimed between the two.
-impl<'q, T, Changes, C> LeaseQuery<'q, C, T::Key> for OwnerRelease<T, Node, Changes>
+impl<'q, T, Changes, C> NativeLeaseQuery<'q, C, T::Key> for OwnerRelease<T, Node, Changes>
 where
     T: ClaimLease,
     Changes: AsChangeset<Target = T>,
@@ -160,7 +161,7 @@ where
     C::Backend: LeaseBackend + WritesHeld<'q, C, OwnerReleasePlan<T, Changes>, T::Key>,
     CountPerOwner<T>: LoadQuery<'q, C, (Option<String>, i64)>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let owners: Vec<(Option<String>, i64)> = read(CountPerOwner::new(self.table), conn)?;
         let lives: Vec<String> = owners
             .into_iter()

@@ -6,10 +6,11 @@ use diesel::query_builder::AsChangeset;
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
+use crate::backend::NativeLeaseQuery;
 use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, LeaseBackend};
 use crate::conflicts::Operation;
 use crate::events::table_name;
-use crate::query::{LeaseQuery, LeaseStatement};
+use crate::query::LeaseStatement;
 use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
 use crate::{ClaimLease, Error, Lease, Outlived, Released, Unclaimed};
 
@@ -155,14 +156,14 @@ impl<T: ClaimLease, F, O, Changes> LeaseStatement<T::Key> for Reap<T, F, O, Chan
     type Output = Vec<T::Key>;
 }
 
-impl<'q, T, F, O, Changes, C> LeaseQuery<'q, C, T::Key> for Reap<T, F, O, Changes>
+impl<'q, T, F, O, Changes, C> NativeLeaseQuery<'q, C, T::Key> for Reap<T, F, O, Changes>
 where
     T: ClaimLease,
     Changes: AsChangeset<Target = T>,
     C: Connection,
     C::Backend: LeaseBackend + ClaimsBatch<'q, C, ReapPlan<T, F, O, Changes>, T::Key>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
         let table = self.table;
         let plan: ReapPlan<T, F, O, Changes> = BatchPlan {
             table,

@@ -1,4 +1,7 @@
 //! How every statement diesel-lease builds is run: `.run(conn)`, bounded by [`LeaseQuery`].
+use diesel::Connection;
+
+use crate::backend::RunsStatement;
 use crate::Error;
 
 /// A statement diesel-lease builds that can run on connection `C`, giving back rows as `U`
@@ -36,6 +39,20 @@ use crate::Error;
 pub trait LeaseQuery<'q, C, U>: LeaseStatement<U> {
     /// Runs the statement; see [`RunLeaseDsl::run`].
     fn run_lease(self, conn: &mut C) -> Result<Self::Output, Error>;
+}
+
+// Every statement runs as its connection's backend runs it: one impl, so that the backend of a
+// `multi_connection!` enum, which the user's crate may implement traits for, decides for the
+// enum and for whatever holds it (a pool's connection, which no crate but Diesel's may).
+impl<'q, S, C, U> LeaseQuery<'q, C, U> for S
+where
+    S: LeaseStatement<U>,
+    C: Connection,
+    C::Backend: RunsStatement<'q, C, S, U>,
+{
+    fn run_lease(self, conn: &mut C) -> Result<S::Output, Error> {
+        <C::Backend as RunsStatement<'q, C, S, U>>::run_statement(self, conn)
+    }
 }
 
 /// What a statement of diesel-lease's gives back when it runs with rows `U`, whatever the

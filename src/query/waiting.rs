@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use diesel::connection::Connection;
 
+use crate::backend::NativeLeaseQuery;
 use crate::query::check_out::{CheckOut, CheckedOut, Held, Lend};
 use crate::query::wait_schedule::{Jitter, Next, Schedule, BATCH_RECHECK, SHORTEST_RECHECK};
 use crate::query::{ClaimBatch, ClaimRow, LeaseQuery, LeaseStatement, RunLeaseDsl};
@@ -368,7 +369,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By>
     }
 }
 
-impl<'q, T, F, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
+impl<'q, T, F, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for Waiting<ClaimRow<T, F, Changes, Selection, By>>
 where
     T: ClaimLease,
@@ -378,7 +379,7 @@ where
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
     Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
         self.wait_for_row(&mut Held(conn))
     }
 }
@@ -398,7 +399,7 @@ where
     }
 }
 
-impl<'q, T, F, O, Changes, Selection, By, U, C> LeaseQuery<'q, C, U>
+impl<'q, T, F, O, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
 where
     T: ClaimLease,
@@ -406,7 +407,7 @@ where
     ClaimBatch<T, F, O, Changes, Selection, By>:
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
 {
-    fn run_lease(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
+    fn run_native(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
         self.wait_for_batch(&mut Held(conn))
     }
 }

@@ -20,3 +20,4 @@ mod types;
 pub use pragmas::SqlitePragmas;
 
 crate::backend::learns_by_returning!(diesel::sqlite::Sqlite);
+crate::backend::runs_natively!(diesel::sqlite::Sqlite);

@@ -7,6 +7,19 @@ fn wrong_use_fails_to_compile() {
     trybuild::TestCases::new().compile_fail("tests/compile_fail/*.rs");
 }
 
+/// What the types accept where a user could doubt it: each file under tests/compile_pass
+/// compiles (and its empty `main` runs).
+#[cfg(all(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "sqlite",
+    feature = "agent"
+))]
+#[test]
+fn right_use_compiles() {
+    trybuild::TestCases::new().pass("tests/compile_pass/*.rs");
+}
+
 // The schemas the compile-fail cases `include!`, declared for rustfmt alone and never compiled:
 // rustfmt does not follow `include!`, so `cargo fmt` formats and checks them through this
 // declaration. The cases themselves are left as written: their `.stderr` snapshots quote them.

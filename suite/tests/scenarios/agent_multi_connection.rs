@@ -145,4 +145,38 @@ mod on_a_multi_connection_enum {
             "still node-a's"
         );
     }
+
+    /// On a pool's connection of the enum, spelled as on a pool of one backend's connections:
+    /// `&mut pool.get()?`, with no `&mut *`.
+    #[test]
+    fn the_locks_run_on_a_pools_connection_of_the_enum_spelled_as_on_a_native_pool() {
+        backend::pool(); // the test tables, made once per run
+        let pool = any::pool(backend::url(), 2);
+        let user = unique_id("user");
+        let chat = new_chat(&mut pool.get().unwrap(), &user);
+        let (node, mine) = (locks("node-a"), turn());
+
+        node.acquire(&mut pool.get().unwrap(), &chat, &user, &mine)
+            .unwrap();
+        assert!(node
+            .held(&mut pool.get().unwrap(), &chat, &user, &mine)
+            .unwrap());
+        assert!(matches!(
+            locks("node-b").acquire(&mut pool.get().unwrap(), &chat, &user, &turn()),
+            Err(Error::ConversationBusy(_))
+        ));
+        assert!(node
+            .release(&mut pool.get().unwrap(), &chat, &user, &mine)
+            .unwrap());
+
+        let (click, hold) = (ClickRef::new(), Lease::from_secs(10).unwrap());
+        node.acquire_user(&mut pool.get().unwrap(), &user, &click, hold)
+            .unwrap();
+        assert!(node
+            .keep_user(&mut pool.get().unwrap(), &user, &click, hold)
+            .unwrap());
+        assert!(node
+            .release_user(&mut pool.get().unwrap(), &user, &click)
+            .unwrap());
+    }
 }

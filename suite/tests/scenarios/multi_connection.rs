@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_lease::prelude::*;
 
 use crate::common::any::{self, AnyConnection};
-use crate::common::items::lease_items;
+use crate::common::items::{lease_items, Item};
 
 #[test]
 fn the_scenario_written_once_runs_on_a_multi_connection_enum_connected_to_this_backend() {
@@ -159,4 +159,123 @@ fn a_wait_runs_on_a_multi_connection_enum_and_is_refused_inside_its_transaction(
         matches!(inside, Err(diesel_lease::Error::WaitInTransaction)),
         "{inside:?}"
     );
+}
+
+/// Every statement on a pool's connection of the enum, spelled as on a pool of one backend's
+/// connections: `.run(&mut pool.get()?)`, with no `&mut *`.
+#[test]
+fn every_statement_runs_on_a_pools_connection_of_the_enum_spelled_as_on_a_native_pool() {
+    let tenant = super::composite::tenant(&mut super::support::connection(), 4);
+    let pool = any::pool(backend::url(), 2);
+    let lease = Lease::from_secs(60).unwrap();
+    let (worker, rival) = (
+        Claim::new("pooled-worker").unwrap(),
+        Claim::new("pooled-rival").unwrap(),
+    );
+    let key = |item_no: i64| (tenant.clone(), item_no);
+
+    let claimed = lease_items::table
+        .claim_row((tenant.as_str(), 1), lease)
+        .by(&worker)
+        .set(lease_items::state.eq("running"))
+        .returning(lease_items::state)
+        .run::<String>(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(
+        claimed.won().map(|won| won.into_row()).as_deref(),
+        Some("running")
+    );
+    let batch = lease_items::table
+        .claim_batch(2, lease)
+        .by(&worker)
+        .filter(lease_items::tenant.eq(&tenant))
+        .filter(lease_items::state.eq("queued"))
+        .order_by(lease_items::item_no)
+        .returning(lease_items::item_no)
+        .run::<i64>(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(batch.rows(), [2, 3]);
+
+    let Claimed::Refused(refused) = lease_items::table
+        .claim_row((tenant.as_str(), 1), lease)
+        .by(&rival)
+        .run::<Item>(&mut pool.get().unwrap())
+        .unwrap()
+    else {
+        panic!("item 1 is held for a minute");
+    };
+    let why = refused.why().run(&mut pool.get().unwrap()).unwrap();
+    assert!(
+        matches!(&why, Refusal::Held(holder) if holder.owner == "pooled-worker"),
+        "{why:?}"
+    );
+    let waited = lease_items::table
+        .claim_row((tenant.as_str(), 1), lease)
+        .by(&rival)
+        .waiting(Duration::from_millis(200))
+        .rechecking_every(Duration::from_millis(100))
+        .run::<Item>(&mut pool.get().unwrap())
+        .unwrap();
+    assert!(!waited.is_won(), "held for a minute");
+
+    let holders = lease_items::table
+        .holders(lease)
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    let mut mine: Vec<_> = holders
+        .into_iter()
+        .filter(|holding| holding.key.0 == tenant)
+        .map(|holding| holding.key)
+        .collect();
+    mine.sort();
+    assert_eq!(mine, [key(1), key(2), key(3)]);
+    let counts = lease_items::table
+        .held_per_owner()
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    assert!(
+        counts
+            .iter()
+            .any(|(owner, held)| owner == "pooled-worker" && *held >= 3),
+        "{counts:?}"
+    );
+
+    let written = lease_items::table
+        .held_rows(&worker, [(tenant.as_str(), 2)])
+        .update()
+        .set(lease_items::state.eq("half-way"))
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(written, [key(2)]);
+    let released = lease_items::table
+        .held_rows(&worker, [(tenant.as_str(), 1), (tenant.as_str(), 2)])
+        .release()
+        .set(lease_items::state.eq("done"))
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(released.len(), 2);
+    diesel::update(lease_items::table.find((&tenant, 3)))
+        .set(lease_items::table.renewed_ago(Age::new(Duration::from_secs(120)).unwrap()))
+        .execute(&mut pool.get().unwrap())
+        .unwrap();
+    let reaped = lease_items::table
+        .reap(10, lease)
+        .filter(lease_items::tenant.eq(&tenant))
+        .set(lease_items::state.eq("queued"))
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(reaped, [key(3)], "outlived by the database's clock");
+
+    let health = lease_items::table
+        .health()
+        .run(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(health.table(), "lease_items");
+    let states: Vec<String> = lease_items::table
+        .filter(lease_items::tenant.eq(&tenant))
+        .order_by(lease_items::item_no)
+        .select(lease_items::state)
+        .load(&mut pool.get().unwrap())
+        .unwrap();
+    assert_eq!(states, ["done", "done", "queued", "queued"]);
 }

@@ -1,0 +1,46 @@
+include!("../compile_fail/schema/jobs_and_other.rs");
+
+// A pool's connection of a `multi_connection!` enum runs every statement as a native pool's
+// does: `&mut pool.get()?` and `&mut *pool.get()?` alike, for the lease layer and the agent locks.
+use diesel::r2d2::{ConnectionManager, Pool};
+use diesel_lease::agent::{AgentLocks, TurnRef};
+
+#[derive(diesel::MultiConnection)]
+enum AnyConnection {
+    Postgresql(diesel::PgConnection),
+    Sqlite(diesel::SqliteConnection),
+}
+
+diesel_lease::multi_connection!(AnyConnection {
+    Postgresql(diesel::PgConnection),
+    Sqlite(diesel::SqliteConnection),
+});
+diesel_lease::agent_multi_connection!(AnyConnection {
+    Postgresql(diesel::PgConnection),
+    Sqlite(diesel::SqliteConnection),
+});
+
+#[allow(dead_code)]
+fn finish(
+    pool: &Pool<ConnectionManager<AnyConnection>>,
+    claim: &Claim,
+) -> Result<Vec<i64>, Box<dyn std::error::Error>> {
+    let won = jobs::table
+        .claim_row(1, Lease::from_secs(30)?)
+        .by(claim)
+        .returning(jobs::id)
+        .run::<i64>(&mut pool.get()?)?;
+    assert!(won.is_won());
+    let mut released = jobs::table.held_rows(claim, [1]).release().run(&mut pool.get()?)?;
+    released.extend(jobs::table.held_rows(claim, [2]).release().run(&mut *pool.get()?)?);
+    Ok(released)
+}
+
+#[allow(dead_code)]
+fn turn(pool: &Pool<ConnectionManager<AnyConnection>>) -> Result<bool, Box<dyn std::error::Error>> {
+    let (locks, turn) = (AgentLocks::new("node-a", Lease::from_secs(120)?)?, TurnRef::new("turn-1")?);
+    locks.acquire(&mut pool.get()?, "chat-1", "user-1", &turn)?;
+    Ok(locks.release(&mut pool.get()?, "chat-1", "user-1", &turn)?)
+}
+
+fn main() {}
