@@ -18,18 +18,18 @@ use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
 use crate::report::{ahead_by, micros, millis, Outcome};
 use crate::server::Server;
 
-const LEASE: Duration = Duration::from_secs(2);
+pub(crate) const LEASE: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(200);
 const MARGIN: Duration = Duration::from_millis(500);
 const KILLS: usize = 5;
 /// The token an operator's SQL writes over the kept rows.
 const INTRUDER: &str = "intruder";
 
-fn lease() -> Lease {
+pub(crate) fn lease() -> Lease {
     Lease::new(LEASE).expect("a valid lease")
 }
 
-fn settings() -> KeeperSettings {
+pub(crate) fn settings() -> KeeperSettings {
     KeeperSettings::new(lease()).every(EVERY).margin(MARGIN)
 }
 
@@ -165,7 +165,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Claims the next `count` jobs and hands them to `keeper`.
-fn keep<C: FaultConn>(
+pub(crate) fn keep<C: FaultConn>(
     keeper: &Keeper<C>,
     pool: &Pool<C>,
     count: usize,
@@ -192,7 +192,7 @@ where
     ))
 }
 
-fn wait_rounds<C: FaultConn>(keeper: &Keeper<C>, rounds: u64) {
+pub(crate) fn wait_rounds<C: FaultConn>(keeper: &Keeper<C>, rounds: u64) {
     let until = keeper.rounds() + rounds;
     let started = crate::timer();
     while keeper.rounds() < until && started.elapsed() < Duration::from_secs(10) {

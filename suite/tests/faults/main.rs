@@ -1,7 +1,8 @@
 //! The fault suite of `docs/reliability.md`: worker processes SIGKILLed, clocks skewed, a
 //! PostgreSQL server restarted and crashed, a Galera cluster with a node killed, the keeper
 //! under faults, PgBouncer in transaction mode, nodes killed and started again under their
-//! names, a server whose packets are dropped; each scenario bounded in time and on loopback.
+//! names, a server whose packets are dropped, a keeper's handles dropped while its server is
+//! stopped (SIGSTOP); each scenario bounded in time and on loopback.
 //! Every outcome is counted in the database, never in the workers' logs.
 //!
 //! ```text
@@ -24,6 +25,7 @@ use std::time::Instant;
 mod agent_locks;
 mod calls;
 mod db;
+mod drops;
 mod fleet;
 mod galera;
 mod keeper;
@@ -56,9 +58,9 @@ macro_rules! on_backend {
 type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
-/// backend. The restarts, the keeper's stopped server and the partition bring their own
-/// PostgreSQL, Galera its own cluster; the restarts, Galera and PgBouncer run once.
-const SCENARIOS: [(&str, Run); 10] = [
+/// backend. The restarts, the keeper's stopped server, the partition and the drops bring their
+/// own PostgreSQL, Galera its own cluster; the restarts, Galera, PgBouncer and the drops run once.
+const SCENARIOS: [(&str, Run); 11] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -80,6 +82,7 @@ const SCENARIOS: [(&str, Run); 10] = [
     ("unanswered", |kind, url, outcome| {
         on_backend!(kind, unanswered::run(url, outcome))
     }),
+    ("drops", |_, _, outcome| drops::run(outcome)),
     // Run by hand only (.ci/soak): named in LEASE_FAULTS_ONLY.
     ("soak", |kind, url, outcome| {
         on_backend!(kind, soak::run(url, outcome))
@@ -111,10 +114,10 @@ fn main() -> ExitCode {
         }
         println!("== {name}");
         let scenario_started = timer();
-        // The restarts and the soak bring their own server, and PgBouncer is PostgreSQL's: they run once,
-        // not per backend.
+        // The restarts, the drops and the soak bring their own server, and PgBouncer is
+        // PostgreSQL's: they run once, not per backend.
         let on: Vec<&(Kind, String)> = match name {
-            "restarts" | "pgbouncer" | "soak" => backends
+            "restarts" | "pgbouncer" | "drops" | "soak" => backends
                 .iter()
                 .filter(|(kind, _)| *kind == Kind::Postgres)
                 .take(1)

@@ -36,7 +36,7 @@ const PARTITION: Duration = Duration::from_secs(11);
 const PATIENCE: Duration = Duration::from_secs(60);
 /// The README's connection settings for PostgreSQL ("A server that stops answering"), and the
 /// bound it states for them: no call of the library takes longer.
-const PG_SETTINGS: &str = "connect_timeout=1&tcp_user_timeout=1000&keepalives=1\
+pub(crate) const PG_SETTINGS: &str = "connect_timeout=1&tcp_user_timeout=1000&keepalives=1\
                            &keepalives_idle=1&keepalives_interval=1&keepalives_count=1";
 const PG_BOUND: Duration = Duration::from_secs(5);
 /// The README's bound on MySQL/MariaDB, for the kernel's settings of [`KernelTcp::MYSQL`].
