@@ -1,15 +1,10 @@
 //! What every integration test shares: which backends are configured, the test tables, and the
 //! test kit's race harness and bounded wait with the scenarios' patience.
 #![allow(dead_code, unreachable_pub, unused_macros)]
+// Each test binary uses a part of what the files below give it, re-exported here.
+#![allow(unused_imports)]
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
-use diesel::connection::InstrumentationEvent;
-
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection};
-use diesel::RunQueryDsl;
+use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 
 /// The scenarios of a test binary, once per backend: `all` in a module of each backend whose
 /// feature is on, with `backend` naming its support module; `postgres`, `mysql` and `sqlite`
@@ -192,10 +187,15 @@ pub mod jobs;
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod pooler;
+mod pools;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+mod waits;
+
+pub use pools::*;
+pub use waits::*;
 
 /// Set by CI: a backend whose server is not configured fails the run instead of being skipped.
 pub const REQUIRE_ALL_BACKENDS: &str = "LEASE_TEST_REQUIRE_ALL_BACKENDS";
@@ -217,211 +217,6 @@ pub fn assert_configured(backends: &[(bool, bool, &str)]) {
         "{REQUIRE_ALL_BACKENDS} requires every backend; not set: {} (their tests did not run)",
         missing.join(", ")
     );
-}
-
-/// The URL of a server backend whose tests were built because `$variable` was set.
-pub fn server_url(backend: &str, variable: &str) -> String {
-    match std::env::var(variable) {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => panic!(
-            "{backend}: {variable} was set when the tests were built and is not set now: \
-             run them through cargo, which rebuilds them without the {backend} tests"
-        ),
-    }
-}
-
-/// An id no other test, run or process has used.
-pub fn unique_id(prefix: &str) -> String {
-    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
-}
-
-/// How a backend sets up each of its connections, if at all.
-pub type Customizer<C> = Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>;
-
-/// A pool of at most `size` connections to `url`.
-pub fn build_pool<C: R2D2Connection + 'static>(
-    url: &str,
-    size: u32,
-    customizer: Customizer<C>,
-) -> Pool<ConnectionManager<C>> {
-    build_pool_waiting(url, size, Duration::from_secs(30), customizer)
-}
-
-/// A pool of at most `size` connections to `url`, whose checkout waits up to `timeout`.
-pub fn build_pool_waiting<C: R2D2Connection + 'static>(
-    url: &str,
-    size: u32,
-    timeout: Duration,
-    customizer: Customizer<C>,
-) -> Pool<ConnectionManager<C>> {
-    let builder = Pool::builder()
-        .max_size(size)
-        .min_idle(Some(0)) // opened as needed
-        .connection_timeout(timeout);
-    let builder = match customizer {
-        Some(customizer) => builder.connection_customizer(customizer),
-        None => builder,
-    };
-    builder
-        .build(ConnectionManager::new(url))
-        .expect("a connection pool")
-}
-
-/// How many statements (of a kind) the connections of a pool have run without an error.
-pub type Counter = Arc<AtomicU64>;
-
-/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
-/// `Counter` given back the `UPDATE` statements it ran without an error.
-pub fn pool_counting_updates<C: R2D2Connection + 'static>(
-    url: &str,
-    size: u32,
-    inner: Customizer<C>,
-) -> (Pool<ConnectionManager<C>>, Counter) {
-    pool_counting(url, size, inner, |sql| {
-        sql.trim_start().starts_with("UPDATE")
-    })
-}
-
-/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
-/// `Counter` given back every statement it ran without an error.
-pub fn pool_counting_statements<C: R2D2Connection + 'static>(
-    url: &str,
-    size: u32,
-    inner: Customizer<C>,
-) -> (Pool<ConnectionManager<C>>, Counter) {
-    pool_counting(url, size, inner, |_| true)
-}
-
-/// A pool of at most `size` connections to `url`, set up by `inner`, each counting in the
-/// `Counter` given back the statements it ran without an error whose SQL `counts` (Diesel's
-/// instrumentation sees every statement, whatever sends it).
-fn pool_counting<C: R2D2Connection + 'static>(
-    url: &str,
-    size: u32,
-    inner: Customizer<C>,
-    counts: fn(&str) -> bool,
-) -> (Pool<ConnectionManager<C>>, Counter) {
-    let counter = Counter::default();
-    let counting = Counting {
-        inner,
-        counter: Arc::clone(&counter),
-        counts,
-    };
-    (build_pool(url, size, Some(Box::new(counting))), counter)
-}
-
-struct Counting<C> {
-    inner: Customizer<C>,
-    counter: Counter,
-    counts: fn(&str) -> bool,
-}
-
-impl<C> std::fmt::Debug for Counting<C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Counting")
-            .field("counter", &self.counter)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<C: R2D2Connection + 'static> CustomizeConnection<C, diesel::r2d2::Error> for Counting<C> {
-    fn on_acquire(&self, conn: &mut C) -> Result<(), diesel::r2d2::Error> {
-        if let Some(inner) = &self.inner {
-            inner.on_acquire(conn)?;
-        }
-        let (counter, counts) = (Arc::clone(&self.counter), self.counts);
-        conn.set_instrumentation(move |event: InstrumentationEvent<'_>| {
-            if let InstrumentationEvent::FinishQuery {
-                query, error: None, ..
-            } = event
-            {
-                if counts(&query.to_string()) {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-        });
-        Ok(())
-    }
-}
-
-/// The test tables of a backend: each one's name and DDL.
-pub type Tables = [(&'static str, &'static str); 5];
-
-/// The pool the tests of one backend share, with the test tables made anew and the agent tables
-/// and the task locks' table migrated.
-pub fn shared_pool<C>(
-    url: &str,
-    customizer: Customizer<C>,
-    tables: Tables,
-) -> Pool<ConnectionManager<C>>
-where
-    C: R2D2Connection + AgentTables + TaskTables + 'static,
-    diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
-{
-    let pool = build_pool(url, 8, customizer);
-    let conn = &mut *pool.get().expect("a connection");
-    // Made anew by each run, so that a run always tests the DDL it shows.
-    for (table, ddl) in tables {
-        diesel::sql_query(format!("DROP TABLE IF EXISTS {table}"))
-            .execute(conn)
-            .expect("drop a test table");
-        // A table and its indexes: statements separated by `;`, sent one by one.
-        for statement in ddl
-            .split(';')
-            .filter(|statement| !statement.trim().is_empty())
-        {
-            diesel::sql_query(statement)
-                .execute(conn)
-                .expect("create a test table");
-        }
-    }
-    conn.agent_tables();
-    conn.task_tables();
-    pool
-}
-
-/// A connection on which the shared pool makes the agent's tables: by the agent's migrations
-/// when the `agent` feature is on, and not at all without it.
-pub trait AgentTables {
-    fn agent_tables(&mut self);
-}
-
-#[cfg(feature = "agent")]
-impl<C> AgentTables for C
-where
-    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
-    C::Backend: diesel_lease::agent::AgentMigrations,
-{
-    fn agent_tables(&mut self) {
-        diesel_lease::agent::run_migrations(self).expect("the agent tables");
-    }
-}
-
-#[cfg(not(feature = "agent"))]
-impl<C> AgentTables for C {
-    fn agent_tables(&mut self) {}
-}
-
-/// A connection on which the shared pool makes the task locks' table: by their migrations when
-/// the `tasks` feature is on, and not at all without it.
-pub trait TaskTables {
-    fn task_tables(&mut self);
-}
-
-#[cfg(feature = "tasks")]
-impl<C> TaskTables for C
-where
-    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
-    C::Backend: diesel_lease::tasks::TaskMigrations,
-{
-    fn task_tables(&mut self) {
-        diesel_lease::tasks::run_migrations(self).expect("the task locks' table");
-    }
-}
-
-#[cfg(not(feature = "tasks"))]
-impl<C> TaskTables for C {
-    fn task_tables(&mut self) {}
 }
 
 /// Runs `write` for each of `keys`, a statement that changes the one row of that key, each in a
@@ -476,22 +271,4 @@ where
         panic!("worker {worker} never saw the work done");
     });
     taken.into_iter().flatten().collect()
-}
-
-/// How long a scenario waits for what it asserts before it fails: about 30 s.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// The kit's bounded wait ([`diesel_lease::testkit::eventually`]), with the scenarios' patience:
-/// tests wait for what they assert, they do not time it.
-pub fn eventually(what: &str, done: impl FnMut() -> bool) {
-    diesel_lease::testkit::eventually(what, PATIENCE, done);
-}
-
-/// Waits until `keeper` has made `rounds` more rounds of renewals: tests count rounds, they do
-/// not time them.
-pub fn after_rounds<C: R2D2Connection>(keeper: &diesel_lease::Keeper<C>, rounds: u64) {
-    let until = keeper.rounds() + rounds;
-    eventually(&format!("{rounds} rounds of the keeper"), || {
-        keeper.rounds() >= until
-    });
 }

@@ -36,7 +36,7 @@ pub fn waits_for_a_lock(conn: &mut Conn, pid: i32) {
         "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) AS waiting \
          FROM pg_stat_activity WHERE pid = {pid}"
     );
-    super::eventually(&format!("backend {pid} waiting for a lock"), || {
+    super::waits::eventually(&format!("backend {pid} waiting for a lock"), || {
         diesel::sql_query(&waits)
             .get_result::<Waiting>(conn)
             .expect("the session's state")

@@ -17,8 +17,10 @@ pub fn url() -> &'static str {
 fn path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {
-        let file =
-            std::env::temp_dir().join(format!("{}.db", super::unique_id("diesel-lease-test")));
+        let file = std::env::temp_dir().join(format!(
+            "{}.db",
+            super::pools::unique_id("diesel-lease-test")
+        ));
         file.to_string_lossy().into_owned()
     })
 }
@@ -32,7 +34,7 @@ fn pragmas() -> diesel_lease::sqlite::SqlitePragmas {
 pub fn pool() -> Pool<ConnectionManager<Conn>> {
     static POOL: OnceLock<Pool<ConnectionManager<Conn>>> = OnceLock::new();
     POOL.get_or_init(|| {
-        super::shared_pool(
+        super::pools::shared_pool(
             path(),
             Some(Box::new(pragmas())),
             [
@@ -50,31 +52,33 @@ pub fn pool() -> Pool<ConnectionManager<Conn>> {
 /// A pool of its own with `size` connections.
 pub fn pool_of(size: u32) -> Pool<ConnectionManager<Conn>> {
     pool();
-    super::build_pool(path(), size, Some(Box::new(pragmas())))
+    super::pools::build_pool(path(), size, Some(Box::new(pragmas())))
 }
 
 /// A pool of `size` connections to the database file at `url`, set up as this backend's, that
 /// leaves the test tables as they are: a child process's, whose parent made them.
 pub fn worker_pool(url: &str, size: u32) -> Pool<ConnectionManager<Conn>> {
-    super::build_pool(url, size, Some(Box::new(pragmas())))
+    super::pools::build_pool(url, size, Some(Box::new(pragmas())))
 }
 
 /// A pool of its own with `size` connections, whose checkout waits up to `timeout`.
 pub fn pool_waiting(size: u32, timeout: std::time::Duration) -> Pool<ConnectionManager<Conn>> {
     pool();
-    super::build_pool_waiting(path(), size, timeout, Some(Box::new(pragmas())))
+    super::pools::build_pool_waiting(path(), size, timeout, Some(Box::new(pragmas())))
 }
 
 /// A pool of its own with `size` connections, and how many `UPDATE`s they have run.
-pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
+pub fn pool_counting_updates(size: u32) -> (Pool<ConnectionManager<Conn>>, super::pools::Counter) {
     pool();
-    super::pool_counting_updates(path(), size, Some(Box::new(pragmas())))
+    super::pools::pool_counting_updates(path(), size, Some(Box::new(pragmas())))
 }
 
 /// A pool of its own with `size` connections, and how many statements they have run.
-pub fn pool_counting_statements(size: u32) -> (Pool<ConnectionManager<Conn>>, super::Counter) {
+pub fn pool_counting_statements(
+    size: u32,
+) -> (Pool<ConnectionManager<Conn>>, super::pools::Counter) {
     pool();
-    super::pool_counting_statements(path(), size, Some(Box::new(pragmas())))
+    super::pools::pool_counting_statements(path(), size, Some(Box::new(pragmas())))
 }
 
 /// A connection of its own, outside any pool.
