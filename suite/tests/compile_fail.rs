@@ -26,6 +26,7 @@ fn right_use_compiles() {
 #[cfg(any())]
 mod compile_fail {
     mod schema {
+        mod any_connection;
         mod jobs_and_other;
         mod unmapped;
     }

@@ -1,20 +1,10 @@
 include!("../compile_fail/schema/jobs_and_other.rs");
+include!("../compile_fail/schema/any_connection.rs");
 
 // A pool's connection of a `multi_connection!` enum runs every statement as a native pool's
 // does: `&mut pool.get()?` and `&mut *pool.get()?` alike, for the lease layer and the agent locks.
-use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::agent::{AgentLocks, TurnRef};
 
-#[derive(diesel::MultiConnection)]
-enum AnyConnection {
-    Postgresql(diesel::PgConnection),
-    Sqlite(diesel::SqliteConnection),
-}
-
-diesel_lease::multi_connection!(AnyConnection {
-    Postgresql(diesel::PgConnection),
-    Sqlite(diesel::SqliteConnection),
-});
 diesel_lease::agent_multi_connection!(AnyConnection {
     Postgresql(diesel::PgConnection),
     Sqlite(diesel::SqliteConnection),
