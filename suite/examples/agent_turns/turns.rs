@@ -46,11 +46,11 @@ mod statement {
 /// What the application believes is running, to catch a broken invariant.
 #[derive(Default)]
 struct Running {
-    chats: HashMap<String, String>,
-    /// What each user has in flight, and for a click the instant its hold runs out: a hold runs
-    /// from the keep's statement, so counted from an instant taken before the call it ends no
-    /// later in the process than in the database, however long the COMMIT took.
-    users: HashMap<String, (String, Option<Instant>)>,
+    /// The turn in each chat, and what each user has in flight, each with the instant its lease
+    /// or hold runs out: it runs from the statement, so counted from an instant taken before the
+    /// call it ends no later in the process than in the database, however long the COMMIT took.
+    chats: HashMap<String, (String, Instant)>,
+    users: HashMap<String, (String, Instant)>,
 }
 
 pub struct Story<C: Pooled> {
@@ -93,19 +93,22 @@ where
         AgentLocks::new(node, Lease::new(LEASE)?)
     }
 
-    /// Marks `reference` running in `chat` (None for a click, with the end of its hold) for
-    /// `user`; two at once is a broken invariant. A click whose hold has run out is in flight no
-    /// more: a turn may take its lock over.
-    fn started(&self, chat: Option<&str>, user: &str, reference: &str, hold_ends: Option<Instant>) {
+    /// Marks `reference` running in `chat` (None for a click) for `user` until `hold_ends`; two
+    /// at once is a broken invariant. A turn or a click whose lease or hold has run out is in
+    /// flight no more: another may take its locks over (a node that stalls past it, say).
+    fn started(&self, chat: Option<&str>, user: &str, reference: &str, hold_ends: Instant) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = (reference.to_owned(), hold_ends);
         if let Some(chat) = chat {
-            if let Some(other) = running.chats.insert(chat.to_owned(), reference.to_owned()) {
-                self.broken(format!("two turns in chat {chat}: {other} and {reference}"));
+            if let Some((other, other_ends)) = running.chats.insert(chat.to_owned(), entry.clone())
+            {
+                if monotonic_now() < other_ends {
+                    self.broken(format!("two turns in chat {chat}: {other} and {reference}"));
+                }
             }
         }
-        let entry = (reference.to_owned(), hold_ends);
         if let Some((other, other_ends)) = running.users.insert(user.to_owned(), entry) {
-            if other_ends.is_none_or(|ends| monotonic_now() < ends) {
+            if monotonic_now() < other_ends {
                 self.broken(format!(
                     "two in flight for user {user}: {other} and {reference}"
                 ));
@@ -118,7 +121,7 @@ where
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((click, hold_ends)) = running.users.get_mut(user) {
             if click == reference {
-                *hold_ends = Some(ends);
+                *hold_ends = ends;
             }
         }
     }
@@ -169,6 +172,7 @@ where
     }
 
     /// A turn: acquire both locks, run `rounds` rounds checking `held` before each, release.
+    /// Whether it acquired them.
     fn turn(&self, node: &str, chat: &str, user: &str, rounds: u32) -> Result<bool, Error> {
         let (locks, turn) = (
             self.locks(node)?,
@@ -176,10 +180,11 @@ where
         );
         let (chat, user) = (self.id(chat), self.id(user));
         let conn = &mut *self.db.get()?;
+        let asked = monotonic_now();
         match locks.acquire(conn, &chat, &user, &turn) {
             Ok(()) => {
                 self.count("turns acquired");
-                self.started(Some(&chat), &user, turn.as_str(), None);
+                self.started(Some(&chat), &user, turn.as_str(), asked + LEASE);
                 self.say(
                     node,
                     &format!(
@@ -202,7 +207,7 @@ where
                     node,
                     &format!("lost {} before round {round}: stops", turn.as_str()),
                 );
-                return Ok(false);
+                return Ok(true);
             }
             std::thread::sleep(ROUND);
         }
@@ -326,7 +331,7 @@ where
         let asked = monotonic_now();
         locks.acquire_user(conn, &user, &click, hold)?;
         self.count("clicks acquired");
-        self.started(None, &user, click.as_str(), Some(asked + HOLD));
+        self.started(None, &user, click.as_str(), asked + HOLD);
         self.say(
             "web-1",
             &format!("click {} holds ben for {HOLD:?}", &click.as_str()[..14]),
@@ -366,9 +371,10 @@ where
         let (chat, user) = (self.id("chat4"), self.id("caro"));
         let lost = TurnRef::new("turn-lost-with-node-d")?;
         let conn = &mut *self.db.get()?;
+        let asked = monotonic_now();
         self.locks("node-d")?.acquire(conn, &chat, &user, &lost)?;
         self.count("turns acquired");
-        self.started(Some(&chat), &user, lost.as_str(), None);
+        self.started(Some(&chat), &user, lost.as_str(), asked + LEASE);
         self.say(
             "node-d",
             &format!(
@@ -378,7 +384,8 @@ where
         );
 
         std::thread::sleep(Duration::from_millis(300));
-        self.turn("node-a", "chat4", "caro", 1)?;
+        // Refused, unless this thread stalled past the lost turn's lease: then it takes over.
+        let took_over = self.turn("node-a", "chat4", "caro", 1)?;
         let sweeper = self.locks("node-a")?;
         let early = sweeper.release_stale(conn, &chat, &user, &lost)?;
         self.say(
@@ -395,6 +402,11 @@ where
         );
         if reclaimed {
             self.count("stale turns released");
+        } else if took_over {
+            self.say(
+                "node-a",
+                "nothing stale: the turn after the lease took the locks over",
+            );
         } else {
             self.broken("a turn lost with its node was not released".into());
         }

@@ -15,7 +15,9 @@
 //! are refused, and say who holds the lock. node-c is stopped after tick 5, and node-b, whose
 //! clock is next furthest ahead, runs the ticks after it. The task records each tick it runs in a table; the
 //! example prints a timeline, then the ticks as the table has them, and exits non-zero unless
-//! every tick ran exactly once. The nodes' code (schedule.rs) is written once, generic over the
+//! every tick ran exactly once. A node whose statements stall (behind a busy disk, say) longer
+//! than the shortest hold allows for does not run a tick twice: under the lock, the task reads
+//! the table first; refused by a late run of the tick before, a node tries again as it frees. The nodes' code (schedule.rs) is written once, generic over the
 //! connection, and called with pools of the backend `DATABASE_URL` names.
 use std::process::ExitCode;
 
