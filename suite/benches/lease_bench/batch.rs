@@ -21,8 +21,9 @@ use diesel_lease::backend::read;
 use diesel_lease::prelude::*;
 
 use crate::measure::{interleave, median, paired_ratio, Plan, StatementLog, Variant};
-use crate::report::{number, Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{new_token, LEASE_MICROS, OWNER};
+use crate::text::number;
 use crate::{check, hand_statement, read_one, split_placeholders, Bind, Options, PreparedSql, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.

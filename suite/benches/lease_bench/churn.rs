@@ -17,9 +17,9 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 
 use crate::backend::{self, Ops, Pg};
-use crate::own_server::SERVER;
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::lease;
+use crate::suite::OWN_SERVER;
 use crate::{Options, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
@@ -202,7 +202,7 @@ fn report(measured: &[Measured], churn_minutes: usize, results: &mut Results) {
     let mb = |bytes: i64| bytes as f64 / (1024.0 * 1024.0);
     for m in measured {
         results.note(format!(
-            "{SERVER}: {} {}: {:.0} jobs/s; at its end {} dead and {} live \
+            "{OWN_SERVER}: {} {}: {:.0} jobs/s; at its end {} dead and {} live \
              tuples, the table {:.1} MiB, its indexes {:.1} MiB; {:.0}% of its updates HOT; {} \
              autovacuum(s) in it",
             match m.minute {
@@ -267,7 +267,7 @@ fn row(
 ) -> Row {
     Row {
         section,
-        backend: SERVER,
+        backend: OWN_SERVER,
         figure,
         baseline_name: baseline_name.into(),
         baseline: baseline.jobs_per_sec,

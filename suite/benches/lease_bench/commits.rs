@@ -9,7 +9,7 @@ use diesel_lease::Claim;
 
 use crate::backend::{self, Ops};
 use crate::measure::{interleave, median, micros_per_op, paired_ratio, Plan, Variant};
-use crate::report::{Better, Results, Row};
+use crate::results::{Better, Results, Row};
 use crate::suite::{lease, OWNER};
 use crate::Res;
 

@@ -8,7 +8,7 @@ use diesel_lease::Claim;
 
 use crate::backend::{self, Ops};
 use crate::measure::{self, interleave, median, paired_ratio, Plan, Variant};
-use crate::report::{Better, Results, Row};
+use crate::results::{Better, Results, Row};
 use crate::suite::{lease, new_token, throughput, HOT, LEASE_MICROS, OWNER};
 use crate::{check, Res};
 

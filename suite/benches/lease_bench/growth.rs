@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{self, Ops};
 use crate::measure::{median, paired_ratio, Plan};
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{lease, throughput};
 use crate::Res;
 

@@ -7,7 +7,7 @@ use diesel_lease::agent::TurnRef;
 
 use crate::backend::{self, Ops};
 use crate::measure::Plan;
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::locks;
 use crate::Res;
 

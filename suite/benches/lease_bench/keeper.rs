@@ -23,7 +23,7 @@ use crate::backend::{self, Backend, ConnPool, Ops};
 use crate::measure::{
     interleave, median, micros_per_op, paired_ratio, Plan, StatementLog, Variant,
 };
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{lease, OWNER};
 use crate::{check, Res};
 

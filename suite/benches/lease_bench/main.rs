@@ -48,8 +48,12 @@ mod peer;
 mod pgbench;
 mod pooler;
 mod profile;
+mod profile_figures;
 mod report;
+mod results;
+mod sections;
 mod suite;
+mod text;
 mod turns;
 mod writes;
 
@@ -335,16 +339,16 @@ fn run() -> Res<()> {
         .into());
     }
     let started = std::time::Instant::now();
-    let mut results = report::Results {
+    let mut results = results::Results {
         machine: report::machine(),
-        ..report::Results::default()
+        ..results::Results::default()
     };
 
     let pg_url = server_url("PostgreSQL", "PG_DATABASE_URL");
     let mysql_url = server_url("MySQL/MariaDB", "MYSQL_DATABASE_URL");
 
     if let Some(url) = &pg_url {
-        suite::run::<backend::Pg>(url, &options, &mut results)?;
+        sections::run::<backend::Pg>(url, &options, &mut results)?;
         if options.runs(pgbench::SECTION) {
             pgbench::run(url, &options, &mut results)?;
         }
@@ -376,7 +380,7 @@ fn run() -> Res<()> {
         }
     }
     if let Some(url) = &mysql_url {
-        suite::run::<backend::Mysql>(url, &options, &mut results)?;
+        sections::run::<backend::Mysql>(url, &options, &mut results)?;
         if options.runs(batch::SECTION) {
             batch::mysql::run(url, &options, &mut results)?;
         }
@@ -390,7 +394,7 @@ fn run() -> Res<()> {
     let sqlite_path = std::env::temp_dir().join(format!("bench-lease-{}.db", std::process::id()));
     let sqlite_url = sqlite_path.to_string_lossy().into_owned();
     let sqlite =
-        suite::run::<backend::Sqlite>(&sqlite_url, &options, &mut results).and_then(|()| {
+        sections::run::<backend::Sqlite>(&sqlite_url, &options, &mut results).and_then(|()| {
             if options.runs(batch::SECTION) {
                 batch::sqlite::run(&sqlite_url, &options, &mut results)?;
             }

@@ -10,7 +10,7 @@ use crate::backend::Ops;
 use crate::measure::{
     interleave, median, micros_per_op, paired_ratio, Plan, StatementLog, Variant,
 };
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{lease, new_token, proxied, LEASE_MICROS, OWNER};
 use crate::Res;
 

@@ -6,11 +6,9 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 
 use crate::backend::Pg;
-use crate::report::Results;
+use crate::results::Results;
+use crate::suite::OWN_SERVER;
 use crate::{churn, growth, writes, Options, Res};
-
-/// How the results name this server.
-pub const SERVER: &str = "PostgreSQL (own server)";
 
 #[path = "../../tests/faults/server.rs"]
 mod server;
@@ -33,7 +31,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
     let url = server.url();
     let settings = settings(&url)?;
     results.note(format!(
-        "{SERVER}: measurements {} (again) and {} to {} ran on a throwaway PostgreSQL ({}, port \
+        "{OWN_SERVER}: measurements {} (again) and {} to {} ran on a throwaway PostgreSQL ({}, port \
          {}) with the settings of a fresh initdb: {settings}",
         growth::SECTION,
         churn::SECTION,
@@ -42,7 +40,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         server.port
     ));
     if options.runs(growth::SECTION) {
-        growth::run_on::<Pg>(&url, SERVER, &options.plan, results)?;
+        growth::run_on::<Pg>(&url, OWN_SERVER, &options.plan, results)?;
     }
     if options.runs(churn::SECTION) || options.runs(churn::HORIZON) {
         churn::run(&url, options, results)?;

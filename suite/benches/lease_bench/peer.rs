@@ -14,7 +14,7 @@ use diesel::connection::SimpleConnection;
 use crate::backend::{self, Pg};
 use crate::backend::{Backend, Ops};
 use crate::measure::{median, paired_ratio, Plan};
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::lease;
 use crate::{check, Res};
 

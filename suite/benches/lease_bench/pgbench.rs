@@ -9,7 +9,7 @@ use diesel_lease::Claim;
 
 use crate::backend::{self, Backend, Ops, Pg};
 use crate::measure::{interleave, median, paired_ratio, warm_up, Variant};
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{lease, throughput, LEASE_MICROS, OWNER, THREADS};
 use crate::{check, Options, Res};
 
@@ -119,7 +119,7 @@ fn rate(url: &str, script: &std::path::Path, clients: usize, secs: u64) -> Res<f
 
 pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
     println!("\n== 2. PostgreSQL: the cycle through pgbench -M prepared against the library");
-    let version = crate::report::command_line("pgbench", &["--version"]);
+    let version = crate::text::command_line("pgbench", &["--version"]);
     if !version.starts_with("pgbench") {
         results.note("pgbench is not installed: measurement 2 skipped");
         return Ok(());

@@ -14,7 +14,7 @@ use diesel_lease::{Claim, Lease};
 
 use crate::backend::{self, Ops, Pg};
 use crate::measure::{interleave, median, micros_per_op, paired_ratio, Variant};
-use crate::report::{Better, Results, Row};
+use crate::results::{Better, Results, Row};
 use crate::suite::{LEASE_MICROS, OWNER};
 use crate::{Options, Res};
 

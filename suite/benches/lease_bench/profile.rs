@@ -1,11 +1,12 @@
 //! Measurement 7: callgrind over the SQLite claim cycle, run on this very binary.
-use std::fmt::Write as _;
+
 use std::process::Command;
 
 use diesel_lease::{Claim, Lease};
 
 use crate::backend::{self, Backend, Ops, Sqlite};
-use crate::report::{Better, Results, Row};
+use crate::profile_figures::Profile;
+use crate::results::{Better, Results, Row};
 use crate::suite::{self, OWNER};
 use crate::{Options, Res};
 
@@ -19,98 +20,6 @@ pub const VARIANTS: [(&str, &str); 4] = [
 
 /// How many of the costliest functions the report lists.
 const TOP: usize = 14;
-
-#[derive(Debug, Clone)]
-pub struct Profile {
-    pub cycles: usize,
-    /// Instructions (Ir) per claim cycle of each variant.
-    pub per_cycle: Vec<(&'static str, f64)>,
-    /// The library cycle's costliest functions, inclusive: (function, Ir per cycle, share).
-    pub top: Vec<(String, f64, f64)>,
-    /// Cost centres: (what, Ir per cycle of the library, of the library via diesel::update).
-    pub centres: Vec<(&'static str, f64, f64)>,
-    pub valgrind: String,
-}
-
-impl Profile {
-    pub fn markdown(&self) -> String {
-        let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "{} ({} cycles per variant, SQLite WAL file, instructions counted only inside the cycle loop).\n",
-            self.valgrind, self.cycles
-        );
-        md.push_str("| Variant | Instructions per cycle | ÷ library |\n|---|---:|---:|\n");
-        let library = self.per_cycle.first().map_or(f64::NAN, |(_, ir)| *ir);
-        for (name, ir) in &self.per_cycle {
-            let _ = writeln!(
-                md,
-                "| {name} | {} | {:.3}x |",
-                crate::report::number(*ir, ""),
-                ir / library
-            );
-        }
-        let via_diesel = self.per_cycle.get(2).map_or(f64::NAN, |(_, ir)| *ir);
-        md.push_str("\nWhere the claim cycle spends its instructions: the inclusive cost of each entry point, per cycle and as a share of the cycle (the rest is Diesel's bookkeeping, row decoding, allocation and the library's own code):\n\n");
-        md.push_str("| Cost centre | Library | Share | Library via diesel::update | Share |\n|---|---:|---:|---:|---:|\n");
-        for (what, now, before) in &self.centres {
-            let _ = writeln!(
-                md,
-                "| {what} | {} | {:.1} % | {} | {:.1} % |",
-                crate::report::number(*now, ""),
-                now / library * 100.0,
-                crate::report::number(*before, ""),
-                before / via_diesel * 100.0
-            );
-        }
-        md.push_str("\nThe library cycle's costliest functions, inclusive (a function's cost includes its callees', so shares overlap):\n\n");
-        md.push_str(
-            "| Function | Instructions per cycle | Share of the cycle |\n|---|---:|---:|\n",
-        );
-        for (function, ir, share) in &self.top {
-            let _ = writeln!(
-                md,
-                "| `{}` | {} | {:.1} % |",
-                function.replace('|', "\\|"),
-                crate::report::number(*ir, ""),
-                share * 100.0
-            );
-        }
-        md
-    }
-
-    pub fn json(&self) -> String {
-        let per_cycle: Vec<String> = self
-            .per_cycle
-            .iter()
-            .map(|(name, ir)| format!("{{\"variant\": \"{name}\", \"ir_per_cycle\": {ir:.1}}}"))
-            .collect();
-        let top: Vec<String> = self
-            .top
-            .iter()
-            .map(|(function, ir, share)| {
-                format!(
-                    "{{\"function\": \"{}\", \"ir_per_cycle\": {ir:.1}, \"share\": {share:.4}}}",
-                    function.replace('\\', "\\\\").replace('"', "\\\"")
-                )
-            })
-            .collect();
-        let centres: Vec<String> = self
-            .centres
-            .iter()
-            .map(|(what, now, cached)| {
-                format!("{{\"centre\": \"{what}\", \"ir_per_cycle\": {now:.1}, \"ir_per_cycle_cached\": {cached:.1}}}")
-            })
-            .collect();
-        format!(
-            "{{\"cycles\": {}, \"per_cycle\": [{}], \"cost_centres\": [{}], \"top_inclusive\": [{}]}}",
-            self.cycles,
-            per_cycle.join(", "),
-            centres.join(", "),
-            top.join(", ")
-        )
-    }
-}
 
 /// The child process: `cycles` claim cycles of `variant` on a fresh SQLite WAL file.
 pub fn cycles(cycles: usize, variant: &str) -> Res<()> {
@@ -157,7 +66,7 @@ fn profile_cycles(conn: &mut <Sqlite as Backend>::Conn, cycles: usize, variant: 
 /// Runs callgrind over each variant and reads its counts.
 pub fn run(options: &Options, results: &mut Results) -> Res<()> {
     println!("\n== 7. Profile of the claim cycle (callgrind, SQLite)");
-    let valgrind = crate::report::command_line("valgrind", &["--version"]);
+    let valgrind = crate::text::command_line("valgrind", &["--version"]);
     if !valgrind.starts_with("valgrind") {
         return Err("valgrind is not installed".into());
     }
@@ -201,7 +110,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         let ir = total / cycles as f64;
         println!(
             "  {name}: {} instructions per cycle",
-            crate::report::number(ir, "")
+            crate::text::number(ir, "")
         );
         per_cycle.push((name, ir));
         match variant {
@@ -255,7 +164,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         println!(
             "    {:>5.1} %  {:>10}  {function}",
             share * 100.0,
-            crate::report::number(*ir, "")
+            crate::text::number(*ir, "")
         );
     }
     let centres = CENTRES

@@ -2,9 +2,10 @@
 //! part of `docs/benchmarks.md`.
 use std::fmt::Write as _;
 use std::process::Command;
-use std::time::Duration;
 
-use crate::profile::Profile;
+use crate::profile_figures::Profile;
+use crate::results::{Better, Goal, Results, Row};
+use crate::text::{command_line, number};
 use crate::{Options, Res};
 
 /// The measurements, numbered as in the issue.
@@ -62,111 +63,6 @@ pub const SECTIONS: [(u32, &str); 16] = [
         "The write cost: WAL bytes, and HOT renewals on the migration's table",
     ),
 ];
-
-/// Which way a ratio is good.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Lower,
-    Higher,
-}
-
-/// A goal of the issue, on the ratio or on the library's raw number.
-#[derive(Debug, Clone, Copy)]
-pub enum Goal {
-    RatioAtMost(f64),
-    RatioAtLeast(f64),
-    LibraryAtMost(f64),
-    LibraryAtLeast(f64),
-}
-
-impl Goal {
-    fn met(self, row: &Row) -> bool {
-        match self {
-            Goal::RatioAtMost(goal) => row.ratio <= goal,
-            Goal::RatioAtLeast(goal) => row.ratio >= goal,
-            Goal::LibraryAtMost(goal) => row.library <= goal,
-            Goal::LibraryAtLeast(goal) => row.library >= goal,
-        }
-    }
-
-    fn describe(self, unit: &str) -> String {
-        match self {
-            Goal::RatioAtMost(goal) => format!("≤ {goal:.2}x"),
-            Goal::RatioAtLeast(goal) => format!("≥ {goal:.2}x"),
-            Goal::LibraryAtMost(goal) => format!("library ≤ {}", number(goal, unit)),
-            Goal::LibraryAtLeast(goal) => format!("library ≥ {}", number(goal, unit)),
-        }
-    }
-
-    fn ratio(self) -> Option<f64> {
-        match self {
-            Goal::RatioAtMost(goal) | Goal::RatioAtLeast(goal) => Some(goal),
-            _ => None,
-        }
-    }
-}
-
-/// One figure: a library number against its baseline from the same run.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub section: u32,
-    pub backend: &'static str,
-    pub figure: String,
-    pub baseline_name: String,
-    pub baseline: f64,
-    pub library_name: String,
-    pub library: f64,
-    pub unit: &'static str,
-    /// Library ÷ baseline: the median of the per-round ratios where there are rounds.
-    pub ratio: f64,
-    /// The smallest and largest per-round ratio.
-    pub range: Option<(f64, f64)>,
-    pub better: Better,
-    pub goal: Option<Goal>,
-}
-
-impl Row {
-    pub fn met(&self) -> Option<bool> {
-        self.goal.map(|goal| goal.met(self))
-    }
-}
-
-#[derive(Debug, Default)]
-pub struct Results {
-    pub machine: Vec<(String, String)>,
-    pub rows: Vec<Row>,
-    pub notes: Vec<String>,
-    pub profile: Option<Profile>,
-    pub elapsed: Duration,
-}
-
-impl Results {
-    pub fn note(&mut self, note: impl Into<String>) {
-        let note = note.into();
-        println!("  note: {note}");
-        self.notes.push(note);
-    }
-
-    pub fn push(&mut self, row: Row) {
-        println!(
-            "  [{}] {} | {} | {}: {} | {}: {} | {:.3}x{}",
-            row.section,
-            row.backend,
-            row.figure,
-            row.baseline_name,
-            number(row.baseline, row.unit),
-            row.library_name,
-            number(row.library, row.unit),
-            row.ratio,
-            match row.met() {
-                Some(true) => " (goal met)",
-                Some(false) => " (goal NOT met)",
-                None => "",
-            }
-        );
-        self.rows.push(row);
-    }
-}
 
 /// The machine and the versions, as label and value.
 pub fn machine() -> Vec<(String, String)> {
@@ -306,62 +202,6 @@ impl Revision {
             None => format!("{} (whether the tree is clean is unknown)", self.commit),
         }
     }
-}
-
-/// The first line of `program args`' output, or "not found".
-pub fn command_line(program: &str, args: &[&str]) -> String {
-    match Command::new(program).args(args).output() {
-        Ok(output) => {
-            let text = if output.stdout.is_empty() {
-                output.stderr
-            } else {
-                output.stdout
-            };
-            String::from_utf8_lossy(&text)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_owned()
-        }
-        Err(_) => "not found".into(),
-    }
-}
-
-/// `value` in `unit`, readable.
-pub fn number(value: f64, unit: &str) -> String {
-    if !value.is_finite() {
-        return "—".into();
-    }
-    let digits = if value.abs() >= 1000.0 || unit.is_empty() && value.fract() == 0.0 {
-        0
-    } else if value.abs() >= 100.0 {
-        1
-    } else {
-        2
-    };
-    let formatted = format!("{value:.digits$}");
-    let (int, frac) = formatted
-        .split_once('.')
-        .map_or((formatted.as_str(), None), |(i, f)| (i, Some(f)));
-    let (sign, int) = int.strip_prefix('-').map_or(("", int), |i| ("-", i));
-    let mut grouped = String::new();
-    for (n, ch) in int.chars().enumerate() {
-        if n > 0 && (int.len() - n) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    let mut out = format!("{sign}{grouped}");
-    if let Some(frac) = frac {
-        out.push('.');
-        out.push_str(frac);
-    }
-    if !unit.is_empty() {
-        out.push(' ');
-        out.push_str(unit);
-    }
-    out
 }
 
 fn ratio_text(ratio: f64) -> String {

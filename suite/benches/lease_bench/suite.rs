@@ -1,5 +1,4 @@
-//! What the measurements of one backend share, and the run of measurements 1 and 3 to 6 and 9
-//! on a backend: the constants of the claims, throughput through a pool, and the start-up check
+//! What the measurements of one backend share: the constants of the claims, throughput through a pool, and the start-up check
 //! that every hand-written statement is the very SQL (and binds) the library sends, as recorded
 //! by Diesel's instrumentation.
 use std::sync::Barrier;
@@ -10,8 +9,10 @@ use diesel_lease::prelude::*;
 
 use crate::backend::{self, ConnPool, Ops};
 use crate::measure::StatementLog;
-use crate::report::Results;
-use crate::{check, contention, holders, keeper, overhead, turns, Options, Res};
+use crate::{check, Res};
+
+/// How the results name the throwaway PostgreSQL that own_server.rs starts.
+pub const OWN_SERVER: &str = "PostgreSQL (own server)";
 
 /// Who the benchmark's claims are by.
 pub const OWNER: &str = "bench-worker";
@@ -205,44 +206,6 @@ pub fn verify<B: Ops>(conn: &mut B::Conn) -> Res<()> {
     same_statements(B::NAME, "agent turn (prepared once)", library, hand_cached)?;
     println!("  the hand-written statements are the library's, binds included");
     Ok(())
-}
-
-/// Measurements 1 (6 on SQLite), 3, 4, 5 and 9 on backend `B`.
-pub fn run<B: Ops>(url: &str, options: &Options, results: &mut Results) -> Res<()> {
-    println!("\n== {}", B::NAME);
-    let plan = &options.plan;
-    let mut conn = backend::connect::<B>(url)?;
-    results.machine.extend(B::settings(&mut conn)?);
-    B::setup(&mut conn)?;
-    let outcome = (|| -> Res<()> {
-        verify::<B>(&mut conn)?;
-        let section = B::OVERHEAD_SECTION;
-        if options.runs(section) {
-            println!("-- {section}. overhead of the claim cycle");
-            overhead::run::<B>(&mut conn, plan, results)?;
-            overhead::round_trips::<B>(url, results)?;
-        }
-        if options.runs(turns::SECTION) {
-            println!("-- 3. agent turns");
-            turns::run::<B>(url, &mut conn, plan, results)?;
-            turns::round_trips::<B>(url, results)?;
-        }
-        if options.runs(holders::SECTION) {
-            println!("-- 4. holders through a pool of {}", holders::POOL);
-            holders::run::<B>(url, &mut conn, plan, results)?;
-        }
-        if options.runs(contention::SECTION) && B::NOWAIT {
-            println!("-- 5. contention on one hot row");
-            contention::run::<B>(url, &mut conn, plan, results)?;
-        }
-        if options.runs(keeper::SECTION) {
-            println!("-- 9. the keeper");
-            keeper::run::<B>(url, plan, results)?;
-        }
-        Ok(())
-    })();
-    let cleaned = B::teardown(&mut conn);
-    outcome.and(cleaned)
 }
 
 /// A connection through a round-trip counting proxy (none for SQLite, which has no network).

@@ -8,7 +8,7 @@ use diesel_lease::agent::TurnRef;
 
 use crate::backend::{self, Ops};
 use crate::measure::{interleave, median, paired_ratio, Plan, StatementLog, Variant};
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
 use crate::suite::{hand_turn, lib_turn, locks, new_token, proxied, throughput, THREADS};
 use crate::{check, Res};
 

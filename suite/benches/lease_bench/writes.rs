@@ -13,8 +13,8 @@ use diesel_lease::{Claim, Keeper, KeeperSettings, LeaseColumns};
 
 use crate::backend::{self, Ops, Pg};
 use crate::measure::Plan;
-use crate::own_server::SERVER;
-use crate::report::{Better, Goal, Results, Row};
+use crate::results::{Better, Goal, Results, Row};
+use crate::suite::OWN_SERVER;
 use crate::suite::{lease, OWNER};
 use crate::{check, Res};
 
@@ -98,7 +98,7 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     let mut push = |figure: &str, count: i64, wal: i64, updates: Updates, goal: bool| {
         let share = updates.hot as f64 / updates.updates.max(1) as f64;
         results.note(format!(
-            "{SERVER}: {SECTION}, {figure}: {count} measured, {:.0} WAL bytes \
+            "{OWN_SERVER}: {SECTION}, {figure}: {count} measured, {:.0} WAL bytes \
              each; {} updates, {} of them HOT",
             wal as f64 / count as f64,
             updates.updates,
@@ -106,7 +106,7 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         ));
         results.push(Row {
             section: SECTION,
-            backend: SERVER,
+            backend: OWN_SERVER,
             figure: format!("the share of HOT updates among those of {figure}"),
             baseline_name: "every update HOT".into(),
             baseline: 1.0,
