@@ -1,5 +1,5 @@
 // Shared by the doctests, which pull it in with a hidden `include!`: the `jobs` table with one
-// queued job, and the agent tables, on the backend that is on. SQLite when its feature is on (in
+// queued job, on the backend that is on. SQLite when its feature is on (in
 // memory, or a file of its own for a pool). Otherwise PostgreSQL at `PG_DATABASE_URL`, or else
 // MySQL/MariaDB at `MYSQL_DATABASE_URL`: each doctest in a schema (PostgreSQL) or database (MySQL)
 // of its own, dropped with the doctest's pool. A server whose URL is not set skips the doctest,
@@ -105,28 +105,6 @@ fn make_jobs(conn: &mut DocConnection) -> Result<(), diesel_lease::Error> {
     Ok(())
 }
 
-/// Makes the agent tables, with two chats of `user-1`.
-#[cfg(feature = "agent")]
-#[allow(dead_code)]
-fn make_agent_tables(conn: &mut DocConnection) -> Result<(), diesel_lease::agent::Error> {
-    use diesel_lease::agent::schema::conversations;
-
-    diesel_lease::agent::run_migrations(conn)?;
-    diesel::insert_into(conversations::table)
-        .values(&vec![
-            (
-                conversations::id.eq("chat-1"),
-                conversations::user_id.eq("user-1"),
-            ),
-            (
-                conversations::id.eq("chat-2"),
-                conversations::user_id.eq("user-1"),
-            ),
-        ])
-        .execute(conn)?;
-    Ok(())
-}
-
 /// An empty in-memory SQLite database.
 #[cfg(feature = "sqlite")]
 #[allow(dead_code)]
@@ -140,15 +118,6 @@ pub(crate) fn empty_connection() -> Result<DocConnection, diesel_lease::Error> {
 fn jobs_connection() -> Result<DocConnection, diesel_lease::Error> {
     let mut conn = DocConnection::establish(":memory:")?;
     make_jobs(&mut conn)?;
-    Ok(conn)
-}
-
-/// An in-memory SQLite database with the agent tables and two chats of `user-1`.
-#[cfg(all(feature = "sqlite", feature = "agent"))]
-#[allow(dead_code)]
-fn agent_connection() -> Result<DocConnection, diesel_lease::agent::Error> {
-    let mut conn = DocConnection::establish(":memory:").map_err(diesel_lease::Error::from)?;
-    make_agent_tables(&mut conn)?;
     Ok(conn)
 }
 
@@ -283,19 +252,6 @@ fn jobs_connection() -> Result<
     Ok(conn)
 }
 
-/// A connection to a schema or database of the doctest's own, with the agent tables and two
-/// chats of `user-1`.
-#[cfg(all(not(feature = "sqlite"), feature = "agent"))]
-#[allow(dead_code)]
-fn agent_connection() -> Result<
-    diesel::r2d2::PooledConnection<diesel::r2d2::ConnectionManager<DocConnection>>,
-    diesel_lease::agent::Error,
-> {
-    let mut conn = doc_pool(1)?.get()?;
-    make_agent_tables(&mut *conn)?;
-    Ok(conn)
-}
-
 /// A pool of connections to a database of its own, with one queued job.
 #[allow(dead_code)]
 fn jobs_pool() -> Result<
@@ -315,30 +271,5 @@ fn jobs_pool_of(
 > {
     let pool = doc_pool(size)?;
     make_jobs(&mut *pool.get()?)?;
-    Ok(pool)
-}
-
-/// A pool of connections to a database of its own, with the agent tables and two chats of
-/// `user-1`.
-#[cfg(feature = "agent")]
-#[allow(dead_code)]
-fn agent_pool() -> Result<
-    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DocConnection>>,
-    Box<dyn std::error::Error>,
-> {
-    let pool = doc_pool(2)?;
-    make_agent_tables(&mut *pool.get()?)?;
-    Ok(pool)
-}
-
-/// A pool of connections to a database of its own, with the table of task locks.
-#[cfg(feature = "tasks")]
-#[allow(dead_code)]
-fn tasks_pool() -> Result<
-    diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DocConnection>>,
-    Box<dyn std::error::Error>,
-> {
-    let pool = doc_pool(4)?;
-    diesel_lease::tasks::run_migrations(&mut *pool.get()?)?;
     Ok(pool)
 }

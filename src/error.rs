@@ -132,27 +132,26 @@ fn is_busy(error: &diesel::result::Error) -> bool {
 /// The conversions into `$error`, a ready-made lock's error whose `Lease` variant holds this
 /// layer's [`Error`], from what that variant holds: a database error, a lease out of range, a
 /// pool's error, so that `?` gives them to its users as this layer's.
-#[allow(unused_macros)] // used by the ready-made locks, each behind its feature (so the `use` too)
-macro_rules! lease_errors_convert_into {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __lease_errors_convert_into {
     ($error:ty) => {
-        impl From<diesel::result::Error> for $error {
-            fn from(error: diesel::result::Error) -> Self {
+        impl From<$crate::__diesel::result::Error> for $error {
+            fn from(error: $crate::__diesel::result::Error) -> Self {
                 Self::Lease(error.into())
             }
         }
 
-        impl From<crate::OutOfRange> for $error {
-            fn from(out_of_range: crate::OutOfRange) -> Self {
+        impl From<$crate::OutOfRange> for $error {
+            fn from(out_of_range: $crate::OutOfRange) -> Self {
                 Self::Lease(out_of_range.into())
             }
         }
 
-        impl From<r2d2::Error> for $error {
-            fn from(error: r2d2::Error) -> Self {
+        impl From<$crate::__diesel::r2d2::PoolError> for $error {
+            fn from(error: $crate::__diesel::r2d2::PoolError) -> Self {
                 Self::Lease(error.into())
             }
         }
     };
 }
-#[allow(unused_imports)]
-pub(crate) use lease_errors_convert_into;

@@ -62,8 +62,6 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
-#[cfg(feature = "agent")]
-pub mod agent;
 pub mod backend;
 mod claim;
 mod claim_index;
@@ -83,8 +81,6 @@ mod query;
 pub mod sql;
 pub mod sql_types;
 mod table;
-#[cfg(feature = "tasks")]
-pub mod tasks;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
@@ -137,7 +133,7 @@ pub use table::sql_table_name as __sql_table_name;
 
 /// The README's examples, compiled and run as doctests so they cannot rot. They run on SQLite
 /// and show the agent locks and the task locks, so they run in builds with all three features.
-#[cfg(all(doctest, feature = "sqlite", feature = "agent", feature = "tasks"))]
+#[cfg(all(doctest, feature = "sqlite"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 

@@ -1,0 +1,4 @@
+//! Build script: rebuilds the crate when an embedded migration changes.
+fn main() {
+    println!("cargo::rerun-if-changed=migrations");
+}

@@ -1,3 +1,0 @@
-//! The suite of diesel-lease: its integration tests (`tests/`), fault suite (`tests/faults/`),
-//! compile-fail cases, examples and benchmark harness are this crate's targets; this library is
-//! empty.

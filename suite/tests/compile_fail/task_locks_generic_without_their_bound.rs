@@ -1,8 +1,0 @@
-use diesel_lease::tasks::TaskLocks;
-
-// Code generic over the connection names the task locks' one bound, `TaskConnection`.
-fn node<C>(locks: &TaskLocks<C>) -> &str {
-    locks.node()
-}
-
-fn main() {}
