@@ -1,63 +1,23 @@
 //! Leases and locks held in ordinary rows of a Diesel-managed database.
 //!
 //! Several processes share work and hold locks through three columns of any table: who holds
-//! the row (`owner`), which claim this is (`claim_token`) and since when (`claimed_at`). The names
-//! are the table's own; [`claim_lease!`] maps them. Everything the library writes or compares is
-//! timed by the **database's clock**, never the application's, so nodes whose clocks or session
-//! time zones disagree still agree on who holds what.
+//! the row (`owner`), which claim this is (`claim_token`) and since when (`claimed_at`). The
+//! names are the table's own; [`claim_lease!`] maps them. Everything the library writes or
+//! compares is timed by the **database's clock**, never the application's, so nodes whose clocks
+//! disagree still agree on who holds what.
 //!
-//! * A claim is one conditional `UPDATE` that sets the claim itself: [`LeaseDsl::claim_row`]
-//!   takes one row by its key (any primary key, composite too), [`LeaseDsl::claim_batch`] the
-//!   next due rows, each with the caller's own conditions and changes in the same statement.
-//!   Whether it won is read from that statement (`RETURNING`, or the matched rows on MySQL),
-//!   never from an earlier read, and the outcome carries the claim (owner and token) with the
-//!   rows it won.
-//! * The outcome is its holder's handle: renewals, writes and releases ([`Won::renew`],
-//!   [`Won::update`], [`Won::release`]) are guarded by the claim's token, so a holder whose
-//!   lease was taken over can change nothing, and learns it at once.
-//! * Every statement the library builds finishes with `.run(conn)`, bounded by one trait,
-//!   [`LeaseQuery`], as Diesel's queries are by `LoadQuery`: code generic over the connection
-//!   writes one bound per statement.
+//! * A claim is one conditional `UPDATE` that sets the claim and your own changes:
+//!   [`LeaseDsl::claim_row`] takes one row by its key, [`LeaseDsl::claim_batch`] the next due
+//!   rows. Whether it won is read from that statement, never from an earlier read.
+//! * The outcome is the holder's handle. Its renewals, writes and releases are guarded by the
+//!   claim's token, so a holder whose lease was taken over changes nothing, and learns it at once.
+//! * Every statement finishes with `.run(conn)`, bounded by one trait, [`LeaseQuery`].
 //! * Nothing is held between calls: no advisory lock, no open transaction, no pinned connection.
-//! * The changesets and predicates ([`ClaimLease::taken`], [`ClaimLease::claimable`], ..) stay
-//!   available for statements composed by hand; [`update`] is `diesel::update` prepared once per
-//!   connection and SQL text.
-//! * [`LeaseColumns`] writes the diesel migration that adds the lease columns, and the token's
-//!   index, to an existing table, typed for the backend.
-//! * A claim may wait for its lease, within a bound ([`ClaimRow::waiting`],
-//!   [`ClaimBatch::waiting`]); a [`Keeper`] renews what it keeps, counts what it did
-//!   ([`Keeper::stats`]) and drains it at shutdown ([`Keeper::drain`]); a [`Node`]'s new life
-//!   frees what its earlier lives held ([`LeaseDsl::held_by_earlier_lives_of`]); a table's
-//!   health is one read ([`LeaseDsl::health`]); the `testkit` feature helps your own tests.
+//! * A [`Keeper`] renews what it keeps; a reap frees rows whose holders are gone;
+//!   [`LeaseColumns`] writes the migration that adds the lease columns to a table.
 //!
-//! ```
-//! # include!("doctest_setup.rs");
-//! use diesel::prelude::*;
-//! use diesel_lease::prelude::*;
-//!
-//! # fn main() -> Result<(), diesel_lease::Error> {
-//! # let conn = &mut jobs_connection()?;
-//! let lease = Lease::from_secs(30)?;
-//! let worker = Claim::new("worker-1")?;
-//!
-//! // Claim job 1 and mark it running, in one statement.
-//! let outcome = jobs::table
-//!     .claim_row(1, lease)
-//!     .by(&worker)
-//!     .set(jobs::status.eq("running"))
-//!     .run::<Job>(conn)?;
-//! let won = outcome.won().expect("an unclaimed job is claimable");
-//!
-//! // A second worker is refused while the lease is fresh, and can ask why.
-//! let rival = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)?;
-//! let Claimed::Refused(refused) = rival else { panic!("the lease is fresh") };
-//! assert!(matches!(refused.why().run(conn)?, Refusal::Held(holder) if holder.owner == "worker-1"));
-//!
-//! // Only the holder can finish the job; the guard is its token.
-//! assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
-//! # Ok(())
-//! # }
-//! ```
+//! Start with the [`guide`]: one chapter per concern, from claiming a row to testing your own
+//! tables, every snippet a doctest. [`prelude`] is what a table author imports.
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
@@ -69,6 +29,7 @@ mod conflicts;
 pub mod dsl;
 mod error;
 mod events;
+pub mod guide;
 pub mod health;
 mod keeper;
 mod lease;
@@ -131,8 +92,7 @@ pub use diesel as __diesel;
 #[doc(hidden)]
 pub use table::sql_table_name as __sql_table_name;
 
-/// The README's examples, compiled and run as doctests so they cannot rot. They run on SQLite
-/// and show the agent locks and the task locks, so they run in builds with all three features.
+/// The README's example, compiled and run as a doctest so that it cannot rot. It runs on SQLite.
 #[cfg(all(doctest, feature = "sqlite"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

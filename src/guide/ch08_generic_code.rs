@@ -1,0 +1,55 @@
+//! # Chapter 8: Generic code
+//!
+//! Code written for one connection type needs no bounds: the snippets of the earlier chapters
+//! are such code. Code generic over the connection, to run on PostgreSQL, MySQL/MariaDB and
+//! SQLite alike, has two ways.
+//!
+//! ## One bound per statement
+//!
+//! Every statement of the library ends with `.run(conn)`, bounded by one trait,
+//! [`LeaseQuery`](crate::LeaseQuery), as Diesel's queries are by `LoadQuery`. A function generic
+//! over `C` writes one bound for each statement it runs: "this claim can run on `C`, giving back
+//! `Job`s". [`dsl`](crate::dsl) names the statements' types, as `diesel::dsl` names Diesel's.
+//!
+//! ```
+//! # include!("../doctest_setup.rs");
+//! use diesel::prelude::*;
+//! use diesel_lease::prelude::*;
+//! use diesel_lease::{dsl, One};
+//!
+//! /// Claims job `id` and finishes it, on any connection that can run both statements.
+//! fn finish_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
+//! where
+//!     for<'q> dsl::By<dsl::ClaimRow<jobs::table>>: LeaseQuery<'q, C, Job>,
+//!     for<'q> dsl::Release<jobs::table, dsl::Eq<jobs::status, &'static str>, One>:
+//!         LeaseQuery<'q, C, i64>,
+//! {
+//!     let claimed = jobs::table.claim_row(id, Lease::from_secs(30)?).by(worker).run::<Job>(conn)?;
+//!     match claimed.won() {
+//!         Some(won) => won.release().set(jobs::status.eq("done")).run(conn),
+//!         None => Ok(false),
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), diesel_lease::Error> {
+//! # let conn = &mut jobs_connection()?;
+//! assert!(finish_job(conn, 1, &Claim::new("worker-1")?)?);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A wait run on a pool is bounded the same way, by [`WaitQuery`](crate::WaitQuery) over the
+//! pool's connection. The repository's `job_queue` example is a whole queue written like this.
+//!
+//! ## A connection enum: `multi_connection!`
+//!
+//! Diesel's other answer for several backends is a connection enum of
+//! `#[derive(diesel::MultiConnection)]`. Write [`multi_connection!`](crate::multi_connection)
+//! beside the derive, with the same variants, and every statement of the library runs on the
+//! enum with no bound at all: each on the connection inside, with that backend's own SQL (a
+//! claim on MySQL/MariaDB is a short transaction, not one SQL text the derive could render). A
+//! [`Keeper`](crate::Keeper) of a pool of the enum keeps claims of any backend, and the lease
+//! columns' changesets and predicates go into Diesel's own statements on the enum. The macro's
+//! page has the whole example.
+//!
+//! Next: [chapter 9, health](super::ch09_health).
