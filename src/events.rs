@@ -157,7 +157,7 @@ pub(crate) fn emit_keeper_checkout_too_slow(
         checkout_timeout_ms = checkout.as_millis() as u64,
         margin_ms = margin.as_millis() as u64,
         "keeper's pool may wait longer for a connection than the keeper's margin: \
-         give the pool a connection_timeout below the margin (README, A server that stops answering)"
+         give the pool a connection_timeout below the margin (docs/operations.md, Timeouts)"
     );
 }
 

@@ -11,8 +11,8 @@ use crate::backend::{read_optional, ClaimsRow, RowClaim};
 /// InnoDB would keep the row lock of every refused claim until the COMMIT, queueing contenders.
 /// Should the lease run out and another claim take the row in between, the read does not find
 /// it: the claim has lost that row, and the token guards every later write of the loser. A
-/// read-back that fails returns its error with the row held by the claim (the README says how
-/// to give it back): a holder that does not know it won holds it until the lease runs out.
+/// read-back that fails returns its error with the row held by the claim (`held_rows(&claim,
+/// keys).release()` gives it back): a holder that does not know it won holds it until the lease runs out.
 // Errors name the operation, not the bound inside it that failed.
 #[diagnostic::do_not_recommend]
 impl<'q, C, S, Selection, ReadBack, Row> ClaimsRow<'q, C, RowClaim<S, Selection, ReadBack>, Row>

@@ -16,7 +16,8 @@
 /// lock, no `LISTEN`, no `SET` beyond the session settings PgBouncer itself carries from one
 /// server connection to the next, no temporary table), and every transaction it opens is ended
 /// by the call that opened it. PgBouncer 1.21 or later with `max_prepared_statements` set keeps
-/// the cache usable instead; see the README for both, and for what the setting costs a claim.
+/// the cache usable instead; see [docs/operations.md](https://github.com/diesel-lease/diesel-lease/blob/main/docs/operations.md#behind-a-connection-pooler-pgbouncer)
+/// for both, and for what the setting costs a claim.
 ///
 /// ```
 /// use diesel::r2d2::{ConnectionManager, Pool};

@@ -14,28 +14,10 @@ use crate::Error;
 /// judged by [`thresholds`](Self::thresholds) (the defaults of [`HealthThresholds`] unless set),
 /// read by `.run(conn)` as a [`TableHealth`].
 ///
-/// What it reads, by backend (the README's "Lease table health" has the table):
-///
-/// * PostgreSQL: the table's statistics (`pg_stat_all_tables`, for the table the connection's
-///   `search_path` finds): updates and HOT updates and their share, live and dead row versions,
-///   the time since the last vacuum and autovacuum, whether autovacuum is on for it, its
-///   fillfactor and size; and the oldest transaction holding the cleanup horizon back: another
-///   session of the database, a session of any database holding a transaction id (which holds
-///   back page pruning everywhere), a prepared transaction, a replication slot; with its age by
-///   `statement_timestamp()` and in transaction ids, its process id and what it is doing.
-///   A role sees other roles' sessions with `pg_read_all_stats` (or `pg_monitor`).
-/// * MySQL/MariaDB: the server's history list length (`INNODB_METRICS`, else MariaDB's status
-///   variable), the oldest open transaction of another session that keeps a read view
-///   (`INNODB_TRX`) with its age by `UTC_TIMESTAMP(6)` (to the second, whatever the session's
-///   time zone), and the table's rows and free space (`information_schema.TABLES`: on MySQL 8,
-///   cached for `information_schema_stats_expiry`, a day by default, so that they may be that
-///   old; MariaDB reads them afresh). It needs the
-///   `PROCESS` privilege. The server lists transactions afresh only once no one has read the list
-///   for 0.1 s: a caller reading more often sees the same transactions.
-/// * SQLite: the write-ahead log's frames and those a **passive checkpoint** could not copy
-///   back (it runs one: it never waits for a reader or a writer, and it only copies what no
-///   reader still needs; inside a transaction of the caller's it runs none, and the log's
-///   readings are absent), and the pages and free pages of the database file.
+/// What it reads on each backend (PostgreSQL's table statistics and the oldest transaction
+/// holding the cleanup horizon back, InnoDB's history list and oldest read view, SQLite's
+/// write-ahead log and free pages), what each reading means and when it warns:
+/// [docs/operations.md](https://github.com/diesel-lease/diesel-lease/blob/main/docs/operations.md#lease-table-health).
 ///
 /// Ages are by the database's clock. A table the database does not have is
 /// [`Error::TableNotFound`]; a share threshold outside 0 to 1 is [`Error::InvalidThreshold`],

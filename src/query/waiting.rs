@@ -26,12 +26,7 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   the claim's lease by default, [`rechecking_every`](Self::rechecking_every)), and three
 ///   quarters of it at least; then it claims again. So a holder that releases early is noticed
 ///   within the recheck interval, and a row held throughout costs 2 statements (the claim and the
-///   read) per recheck: at most `2 × (2 + up_to / (¾ × interval))` in all, 8 per lease period
-///   with the default interval, and 4 more for the first and the last attempts. (That bound
-///   holds while each reading leaves the holder at least ¾ of the interval: with an interval
-///   near the lease, or a holder renewed late in its lease, a pause ends as its lease frees, and
-///   there may be more.) A row freed
-///   since its refusal is tried again after 15 to 20 ms, doubling. No such row, or a row the
+///   read) per recheck. A row freed since its refusal is tried again after 15 to 20 ms, doubling. No such row, or a row the
 ///   claim's own filter does not take, ends the wait at once (2 statements): waiting cannot
 ///   help. The read evaluates the claim's filter, so a holder's release that lands between
 ///   the claim and the read is told from a row the filter refuses: read free, it is tried
@@ -42,14 +37,10 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   jittered downward (three quarters of its step to all of it), so that work that comes while
 ///   it sleeps is claimed within the interval. It gives back the first batch that is not empty,
 ///   or the empty batch of the attempt at the deadline. An empty attempt is one statement on
-///   every backend (on MySQL/MariaDB, its read of candidates alone): at most
-///   `2 + d + up_to / (¾ × interval)` of them, `d` being the pauses before the backoff reaches
-///   the interval (6 for 1 s).
+///   every backend (on MySQL/MariaDB, its read of candidates alone).
 ///
-/// Waiting needs no `LISTEN`: PgBouncer in transaction mode, which the library supports (see
-/// the README, "Behind a connection pooler"), keeps no session state such as a `LISTEN` between
-/// transactions, MySQL/MariaDB and SQLite have no such thing, and the library keeps no session
-/// state between statements. So a wait polls, on a schedule bounded in statements.
+/// How many statements a wait sends at most, and why it polls rather than `LISTEN`s, are in
+/// [docs/operations.md](https://github.com/diesel-lease/diesel-lease/blob/main/docs/operations.md#what-a-wait-costs-in-statements).
 ///
 /// **What a wait holds.** Run on a pool ([`run_on`](Self::run_on), any [`CheckOut`]), each
 /// attempt checks a connection out and gives it back before the wait sleeps: ten waiters on a
