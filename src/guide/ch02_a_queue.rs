@@ -113,6 +113,7 @@
 //!         Ok(claimed.is_won())
 //!     }
 //! });
+//! std::thread::sleep(Duration::from_millis(200)); // the waiter is refused, and waits
 //! // The holder is done early, with 30 s of its lease left: the waiter wins within 100 ms.
 //! assert!(holder.release().run(conn)?);
 //! assert!(waiter.join().expect("the waiter ran")?);
@@ -132,6 +133,7 @@
 //!         Ok(batch.keys().to_vec())
 //!     }
 //! });
+//! std::thread::sleep(Duration::from_millis(200)); // the worker finds nothing, and waits
 //! diesel::sql_query("INSERT INTO jobs (id, status) VALUES (2, 'queued')").execute(conn)?;
 //! assert_eq!(worker.join().expect("the worker ran")?, [2]);
 //! # Ok(())
