@@ -86,7 +86,9 @@
 //! the shortest hold has passed, by the database's clock).
 //! [`Keeper::keep_with`](crate::Keeper::keep_with) keeps one claim with settings of its own. A
 //! row that another transaction holds locked is passed over, not waited for, so one locked row
-//! delays no other claim ([`KeeperRound`](crate::KeeperRound)).
+//! delays no other claim
+//! ([docs/operations.md](https://github.com/diesel-lease/diesel-lease/blob/main/docs/operations.md#a-row-your-own-transaction-keeps-locked)
+//! says what that means for your own transactions).
 //!
 //! Dropping a `Kept` releases its claim; dropping the keeper releases everything it keeps. A
 //! drop waits for its release at most [`KeeperSettings::drop_within`](crate::KeeperSettings::drop_within).
