@@ -78,29 +78,17 @@
 //!
 //! Next: [chapter 8, generic code](super::ch08_generic_code).
 //!
-#![cfg_attr(feature = "testkit", doc = "[`race`]: crate::testkit::race")]
 #![cfg_attr(
     feature = "testkit",
-    doc = "[`one_winner`]: crate::testkit::one_winner"
-)]
-#![cfg_attr(feature = "testkit", doc = "[`age`]: crate::testkit::age")]
-#![cfg_attr(
-    feature = "testkit",
-    doc = "[`eventually`]: crate::testkit::eventually"
+    doc = "[`race`]: crate::testkit::race
+[`one_winner`]: crate::testkit::one_winner
+[`age`]: crate::testkit::age
+[`eventually`]: crate::testkit::eventually"
 )]
 #![cfg_attr(
     not(feature = "testkit"),
-    doc = "[`race`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.race.html"
-)]
-#![cfg_attr(
-    not(feature = "testkit"),
-    doc = "[`one_winner`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.one_winner.html"
-)]
-#![cfg_attr(
-    not(feature = "testkit"),
-    doc = "[`age`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.age.html"
-)]
-#![cfg_attr(
-    not(feature = "testkit"),
-    doc = "[`eventually`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.eventually.html"
+    doc = "[`race`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.race.html
+[`one_winner`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.one_winner.html
+[`age`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.age.html
+[`eventually`]: https://docs.rs/diesel-lease/latest/diesel_lease/testkit/fn.eventually.html"
 )]
