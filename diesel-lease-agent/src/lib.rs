@@ -34,6 +34,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![doc = include_str!("GUIDE.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,5 @@
 //! The longest call of each kind a scenario made, timed on this process's monotonic clock: the
-//! bound the README states on a call is asserted from these.
+//! bound docs/operations.md states on a call is asserted from these.
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;

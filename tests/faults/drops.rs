@@ -1,4 +1,4 @@
-//! Scenario 10, drops on a stopped server: a throwaway PostgreSQL, reached with the README's libpq
+//! Scenario 10, drops on a stopped server: a throwaway PostgreSQL, reached with docs/operations.md's libpq
 //! settings, has every process stopped (SIGSTOP) while two keepers keep claims on it. Dropping a
 //! `Kept`, `Keeper::shutdown(within)` and dropping the other `Keeper` each return within their
 //! bound, though every statement they send waits until the server runs again; once it does

@@ -47,7 +47,7 @@ const CONTENTION: Duration = Duration::from_secs(4);
 /// Longer than any contention run: a takeover there would be a second holder, not an expiry.
 const LONG_LEASE: Duration = Duration::from_secs(60);
 const SYNC_WAIT_ROUNDS: usize = 100;
-/// The README's bound on a call on a Galera cluster ("A server that stops answering"): a node
+/// The bound docs/operations.md states on a call on a Galera cluster ("Timeouts"): a node
 /// that dies stalls the others' commits until the group evicts it (`evs.inactive_timeout`, 4 s
 /// here), and a statement waits on a row lock at most `innodb_lock_wait_timeout` (set to 5 s).
 const GALERA_BOUND: Duration = Duration::from_secs(10);
@@ -79,12 +79,12 @@ pub fn run(outcome: &mut Outcome) -> Result<(), String> {
         calls.text(),
     );
     outcome.figure(
-        "the README's bound on a call on a Galera cluster",
+        "the documented bound on a call on a Galera cluster",
         millis(GALERA_BOUND),
     );
     outcome.check(calls.longest() <= GALERA_BOUND, || {
         format!(
-            "a call took {}, past the README's bound of {}",
+            "a call took {}, past the documented bound of {}",
             millis(calls.longest()),
             millis(GALERA_BOUND)
         )

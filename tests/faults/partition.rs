@@ -80,7 +80,7 @@ pub struct KernelTcp {
 }
 
 impl KernelTcp {
-    /// The README's settings for MySQL/MariaDB: a keepalive after 1 s idle, the connection
+    /// The settings docs/operations.md gives for MySQL/MariaDB: a keepalive after 1 s idle, the connection
     /// given up when it is not answered within 1 s; unacknowledged data given up after 2
     /// retransmissions. They apply to connections opened afterwards.
     pub const MYSQL: [(&'static str, &'static str); 4] = [

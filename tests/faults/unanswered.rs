@@ -1,7 +1,7 @@
 //! Scenario 9, a server that stops answering: every packet to and from the server's port
 //! dropped for longer than the lease (a [`Partition`]) while 4 workers claim jobs, keep them
 //! with a keeper and finish them, and a probe claim is kept beside them. Expected: every call
-//! of the library returns, and on PostgreSQL within the bound the README states for the
+//! of the library returns, and on PostgreSQL within the bound docs/operations.md states for the
 //! connection settings it documents; the keeper tells the work of the loss before the lease
 //! runs out by the database's clock, and the work stops; once the packets flow again, no job
 //! lost, none done twice, no takeover of a claim younger than the lease.
@@ -27,19 +27,19 @@ const BATCH: usize = 5;
 const WORK: Duration = Duration::from_millis(800);
 const LEASE: Duration = Duration::from_secs(9);
 const EVERY: Duration = Duration::from_secs(1);
-/// Longer than the bound on a call, as the README asks: work that waited the whole bound in a
+/// Longer than the bound on a call, as docs/operations.md asks: work that waited the whole bound in a
 /// call still returns before the lease runs out by the database's clock, and learns of the loss.
 const MARGIN: Duration = Duration::from_secs(6);
 /// Work before the partition, and the partition itself: longer than the lease.
 const BEFORE: Duration = Duration::from_secs(2);
 const PARTITION: Duration = Duration::from_secs(11);
 const PATIENCE: Duration = Duration::from_secs(60);
-/// The README's connection settings for PostgreSQL ("A server that stops answering"), and the
+/// The connection settings docs/operations.md gives for PostgreSQL ("Timeouts"), and the
 /// bound it states for them: no call of the library takes longer.
 pub(crate) const PG_SETTINGS: &str = "connect_timeout=1&tcp_user_timeout=1000&keepalives=1\
                            &keepalives_idle=1&keepalives_interval=1&keepalives_count=1";
 const PG_BOUND: Duration = Duration::from_secs(5);
-/// The README's bound on MySQL/MariaDB, for the kernel's settings of [`KernelTcp::MYSQL`].
+/// The documented bound on MySQL/MariaDB, for the kernel's settings of [`KernelTcp::MYSQL`].
 const MYSQL_BOUND: Duration = Duration::from_secs(5);
 const _: () =
     assert!(PG_BOUND.as_nanos() < MARGIN.as_nanos() && MYSQL_BOUND.as_nanos() < MARGIN.as_nanos());
@@ -240,10 +240,10 @@ where
     let slowest = calls.calls.longest();
     outcome.figure("longest call, by call", calls.calls.text());
     if let Some(bound) = bound {
-        outcome.figure("the README's bound on a call", millis(bound));
+        outcome.figure("the documented bound on a call", millis(bound));
         outcome.check(slowest <= bound, || {
             format!(
-                "a call took {}, past the README's bound of {}",
+                "a call took {}, past the documented bound of {}",
                 millis(slowest),
                 millis(bound)
             )

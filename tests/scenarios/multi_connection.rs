@@ -26,7 +26,7 @@ fn the_scenario_written_once_runs_on_a_multi_connection_enum_connected_to_this_b
     assert_eq!(states, ["done", "done", "done", "queued"]);
 }
 
-/// A bound-free function of a user's, as the README shows it: a claim with a change of status, a
+/// A bound-free function of a user's, as the guide shows it: a claim with a change of status, a
 /// rival refused and told by whom, and a release with another change.
 fn finish_item(
     conn: &mut AnyConnection,

@@ -40,7 +40,7 @@ pub trait Backend: 'static {
     /// `bench_kept`, the table of measurement 9.
     const KEPT_DDL: &'static str;
     /// `bench_growth`, the queue of measurement 11, and its indexes: the token's, and the one
-    /// a claim of queued jobs in key order needs (README, "The index a claim needs").
+    /// a claim of queued jobs in key order needs (the guide's chapter 6, "Adding the lease columns").
     const GROWTH_DDL: &'static [&'static str];
     /// After `bench_growth` is filled: fresh statistics, so that the planner knows its size,
     /// and the fill's writes flushed, so that they do not slow what is measured next.
