@@ -40,6 +40,9 @@ use diesel::query_dsl::methods::{FilterDsl, OrderDsl};
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
+// Diesel's own, so that `auto_type(dsl_path = "diesel_lease::dsl")` finds Diesel's parts too;
+// hidden, since they are Diesel's to document.
+#[doc(hidden)]
 pub use diesel::dsl::*;
 
 use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Guarded, Reap as Reaping};

@@ -136,8 +136,8 @@ fn is_busy(error: &diesel::result::Error) -> bool {
 #[macro_export]
 macro_rules! __lease_errors_convert_into {
     ($error:ty) => {
-        impl From<$crate::__diesel::result::Error> for $error {
-            fn from(error: $crate::__diesel::result::Error) -> Self {
+        impl From<$crate::__private::diesel::result::Error> for $error {
+            fn from(error: $crate::__private::diesel::result::Error) -> Self {
                 Self::Lease(error.into())
             }
         }
@@ -148,8 +148,8 @@ macro_rules! __lease_errors_convert_into {
             }
         }
 
-        impl From<$crate::__diesel::r2d2::PoolError> for $error {
-            fn from(error: $crate::__diesel::r2d2::PoolError) -> Self {
+        impl From<$crate::__private::diesel::r2d2::PoolError> for $error {
+            fn from(error: $crate::__private::diesel::r2d2::PoolError) -> Self {
                 Self::Lease(error.into())
             }
         }

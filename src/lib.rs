@@ -87,10 +87,42 @@ pub use table::{
     Unclaimed,
 };
 
+/// What the library's bounds and macros name but users never write: the backend strategy and its
+/// plans, the SQL nodes statements are made of, and Diesel itself for the macros' expansions. No
+/// part of the API: nothing here is covered by semver.
 #[doc(hidden)]
-pub use diesel as __diesel;
-#[doc(hidden)]
-pub use table::sql_table_name as __sql_table_name;
+pub mod __private {
+    pub use crate::table::sql_table_name;
+    pub use diesel;
+
+    /// The SQL nodes every statement is made of.
+    pub mod sql {
+        pub use crate::sql::batch::BatchUpdate;
+        pub use crate::sql::clock::{Ago, ClockMicros, MicrosSince};
+        pub use crate::sql::exact::TextIn;
+        pub use crate::sql::incremented::Incremented;
+        pub use crate::sql::keys::{KeysIn, KeysOf, PairsIn, PairsOf};
+        pub use crate::sql::select::{
+            CountPerOwner, ForUpdate, ForUpdateByKey, NoLock, PassingLocked, ReadLock, SelectWhere,
+            SelectWhereId,
+        };
+        pub use crate::sql::update::{
+            AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, Returning, UpdateOf, Where,
+        };
+        pub use crate::sql::*;
+    }
+
+    /// What a backend implements to run the statements, and the plans it is handed.
+    pub mod backend {
+        pub use crate::backend::health::{HealthPlan, ReadsHealth, TableName};
+        pub use crate::backend::ops::{
+            BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
+            ReturnsSelection, RowClaim, WritesHeld,
+        };
+        pub use crate::backend::runs::{AsMulti, NativeLeaseQuery, RunsStatement};
+        pub use crate::backend::*;
+    }
+}
 
 /// The README's example, compiled and run as a doctest so that it cannot rot. It runs on SQLite.
 #[cfg(all(doctest, feature = "sqlite"))]

@@ -71,7 +71,7 @@ macro_rules! multi_connection {
         $crate::__node_on_variants!($connection $variants PairsIn[Key, One, Token, ST] { ST: $crate::KeyType, });
         $crate::__node_on_variants!($connection $variants TextIs[Column, Value] {});
         $crate::__node_on_variants!($connection $variants TextIn[Column] {});
-        impl $crate::backend::AsMulti<$connection> for $connection {
+        impl $crate::__private::backend::AsMulti<$connection> for $connection {
             fn as_multi(&mut self) -> &mut $connection {
                 self
             }
@@ -85,10 +85,10 @@ macro_rules! multi_connection {
 #[macro_export]
 macro_rules! __statements_on_variants {
     ($connection:ident { $($variant:ident($inner:ty)),+ $(,)? }) => {
-        impl<'q, C, S, U> $crate::backend::RunsStatement<'q, C, S, U>
-            for <$connection as $crate::__diesel::Connection>::Backend
+        impl<'q, C, S, U> $crate::__private::backend::RunsStatement<'q, C, S, U>
+            for <$connection as $crate::__private::diesel::Connection>::Backend
         where
-            C: $crate::backend::AsMulti<$connection>,
+            C: $crate::__private::backend::AsMulti<$connection>,
             S: $crate::LeaseStatement<U>,
             $(S: $crate::LeaseQuery<'q, $inner, U>,)+
         {
@@ -96,7 +96,7 @@ macro_rules! __statements_on_variants {
                 statement: S,
                 conn: &mut C,
             ) -> ::core::result::Result<S::Output, $crate::Error> {
-                match $crate::backend::AsMulti::as_multi(conn) {
+                match $crate::__private::backend::AsMulti::as_multi(conn) {
                     $($connection::$variant(conn) => {
                         <S as $crate::LeaseQuery<'q, $inner, U>>::run_lease(statement, conn)
                     })+
@@ -114,24 +114,24 @@ macro_rules! __node_on_variants {
         $connection:ident { $($variant:ident($inner:ty)),+ $(,)? }
         $node:ident [$($param:ident),*] { $($bounds:tt)* }
     ) => {
-        impl<$($param),*> $crate::__diesel::query_builder::QueryFragment<
-            <$connection as $crate::__diesel::Connection>::Backend,
-        > for $crate::sql::$node<$($param),*>
+        impl<$($param),*> $crate::__private::diesel::query_builder::QueryFragment<
+            <$connection as $crate::__private::diesel::Connection>::Backend,
+        > for $crate::__private::sql::$node<$($param),*>
         where
             $($bounds)*
-            $(Self: $crate::__diesel::query_builder::QueryFragment<
-                <$inner as $crate::__diesel::Connection>::Backend,
+            $(Self: $crate::__private::diesel::query_builder::QueryFragment<
+                <$inner as $crate::__private::diesel::Connection>::Backend,
             >,)+
         {
             fn walk_ast<'b>(
                 &'b self,
-                pass: $crate::__diesel::query_builder::AstPass<
+                pass: $crate::__private::diesel::query_builder::AstPass<
                     '_,
                     'b,
-                    <$connection as $crate::__diesel::Connection>::Backend,
+                    <$connection as $crate::__private::diesel::Connection>::Backend,
                 >,
-            ) -> $crate::__diesel::QueryResult<()> {
-                <<$connection as $crate::__diesel::Connection>::Backend>::walk_variant_ast(self, pass)
+            ) -> $crate::__private::diesel::QueryResult<()> {
+                <<$connection as $crate::__private::diesel::Connection>::Backend>::walk_variant_ast(self, pass)
             }
         }
     };

@@ -110,7 +110,7 @@ const CLAIM_ROW_FIGURE: &str = "µs per claim of one row by key";
 // ---- Hand-written SQL with a list of keys ----
 
 /// Hand-written SQL where its text says `{keys}`: whether a row's key is among a list, written as
-/// the library writes it (`diesel_lease::sql::KeysIn`), known by its marker type.
+/// the library writes it (`diesel_lease::__private::sql::KeysIn`), known by its marker type.
 pub trait KeyedHandSql: 'static {
     fn parts() -> &'static KeyedParts;
 }

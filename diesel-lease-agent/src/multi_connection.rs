@@ -42,8 +42,8 @@
 macro_rules! agent_multi_connection {
     ($connection:ident $variants:tt) => {
         // For the enum and for whatever holds it (a pool's connection).
-        impl<C: $crate::__lease::backend::AsMulti<$connection>> $crate::AgentBackend<C>
-            for <$connection as $crate::__lease::__diesel::Connection>::Backend
+        impl<C: $crate::__lease::__private::backend::AsMulti<$connection>> $crate::AgentBackend<C>
+            for <$connection as $crate::__lease::__private::diesel::Connection>::Backend
         {
             $crate::__agent_statement_on_variants!($connection $variants
                 take_both(chat: &str, user: &str, claim: &$crate::__lease::Claim, lease: $crate::__lease::Lease) -> Option<bool>);
@@ -87,7 +87,7 @@ macro_rules! __agent_statement_on_variants {
             seal: $crate::Sealed,
             conn: &mut C,
             $($arg: $type),*
-        ) -> $crate::__lease::__diesel::QueryResult<$output> {
+        ) -> $crate::__lease::__private::diesel::QueryResult<$output> {
             $crate::__agent_dispatch!(conn, $connection $variants, $name(seal, conn, $($arg),*))
         }
     };
@@ -98,9 +98,9 @@ macro_rules! __agent_statement_on_variants {
 #[macro_export]
 macro_rules! __agent_dispatch {
     ($conn:ident, $connection:ident { $($variant:ident($inner:ty)),+ $(,)? }, $name:ident $call:tt) => {
-        match $crate::__lease::backend::AsMulti::as_multi($conn) {
+        match $crate::__lease::__private::backend::AsMulti::as_multi($conn) {
             $($connection::$variant($conn) => <
-                <$inner as $crate::__lease::__diesel::Connection>::Backend
+                <$inner as $crate::__lease::__private::diesel::Connection>::Backend
                     as $crate::AgentBackend<$inner>
             >::$name $call,)+
         }

@@ -4,11 +4,11 @@
 //! Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo feature; a table
 //! author never implements or names these traits.
 mod ddl;
-mod health;
-mod ops;
+pub(crate) mod health;
+pub(crate) mod ops;
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 mod returning;
-mod runs;
+pub(crate) mod runs;
 
 use diesel::backend::Backend;
 use diesel::connection::{Connection, TransactionManager};
@@ -19,17 +19,17 @@ use diesel::sql_types::{BigInt, HasSqlType, Nullable, SqlType, Text};
 use diesel::{OptionalExtension, QueryResult};
 
 pub use ddl::LeaseDdl;
-pub use health::{HealthPlan, ReadsHealth, TableName};
-pub use ops::{
+// The strategy a backend implements and the plans it is handed: named by the library's bounds
+// and macros, never by users, so public only through `crate::__private::backend`.
+pub(crate) use health::{HealthPlan, ReadsHealth, TableName};
+pub(crate) use ops::{
     BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
     ReturnsSelection, RowClaim, WritesHeld,
 };
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 pub(crate) use returning::learns_by_returning;
 pub(crate) use runs::runs_natively;
-#[doc(hidden)]
-pub use runs::AsMulti;
-pub use runs::{NativeLeaseQuery, RunsStatement};
+pub(crate) use runs::{NativeLeaseQuery, RunsStatement};
 
 /// A backend diesel-lease runs on: PostgreSQL, MySQL/MariaDB and SQLite, each behind its Cargo
 /// feature. How it spells the database's clock and a list of row values, and what a connection

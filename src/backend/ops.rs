@@ -159,7 +159,7 @@ pub trait WritesHeld<'q, C, Plan, Row>: LeaseBackend {
 }
 
 /// The parts of a batch `UPDATE` in one statement, each rendered by the generic layer, put
-/// together by a backend: see [`BatchUpdate`](crate::sql::BatchUpdate).
+/// together by a backend: see [`BatchUpdate`](crate::sql::batch::BatchUpdate).
 #[allow(missing_debug_implementations)] // references to SQL nodes
 pub struct BatchParts<'b, DB: diesel::backend::Backend> {
     /// The table, as in `FROM`.

@@ -57,9 +57,9 @@ pub trait NativeLeaseQuery<'q, C, U>: LeaseStatement<U> {
 /// Backend `$backend`, one of the library's own, runs every statement with its own strategy.
 macro_rules! runs_natively {
     ($backend:ty) => {
-        impl<'q, C, S, U> $crate::backend::RunsStatement<'q, C, S, U> for $backend
+        impl<'q, C, S, U> $crate::__private::backend::RunsStatement<'q, C, S, U> for $backend
         where
-            S: $crate::backend::NativeLeaseQuery<'q, C, U>,
+            S: $crate::__private::backend::NativeLeaseQuery<'q, C, U>,
         {
             fn run_statement(statement: S, conn: &mut C) -> Result<S::Output, $crate::Error> {
                 statement.run_native(conn)

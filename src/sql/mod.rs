@@ -2,33 +2,36 @@
 //! clock, `AND`, exact text, lists of keys, plain and locking reads, cached updates, batch updates. Each
 //! backend renders the few that differ its own way ([`LeaseBackend`](crate::backend::LeaseBackend)).
 //!
-//! A table author seldom names these: they appear in the types of the builders' parameters and
-//! in the bounds of the backends.
-mod and;
-mod batch;
-mod changes;
-mod clock;
-mod exact;
-mod incremented;
-mod keys;
-mod select;
-mod update;
+//! A table author names these in statements composed by hand; the rest of the nodes are the
+//! library's own.
+pub(crate) mod and;
+pub(crate) mod batch;
+pub(crate) mod changes;
+pub(crate) mod clock;
+pub(crate) mod exact;
+pub(crate) mod incremented;
+pub(crate) mod keys;
+pub(crate) mod select;
+pub(crate) mod update;
 
+// What statements composed by hand use: the database's clock, `AND`, exact text, no changes, an
+// order, the cached update.
 pub use and::And;
-pub(crate) use batch::batch_limit;
-pub use batch::{BatchUpdate, NoOrder, OrderBy, MAX_BATCH_SIZE};
+pub use batch::{NoOrder, OrderBy, MAX_BATCH_SIZE};
 pub use changes::NoChanges;
-pub use clock::{now, Ago, ClockMicros, MicrosSince, Now, Null};
+pub use clock::{now, Now, Null};
+pub use exact::TextIs;
+pub use update::{update, Update};
+
+// The rest of every statement's parts, public only through `crate::__private::sql`.
+pub(crate) use batch::batch_limit;
+pub(crate) use clock::{Ago, ClockMicros, MicrosSince};
 pub(crate) use exact::walk_text_is;
-pub use exact::{TextIn, TextIs};
-pub use incremented::Incremented;
+pub(crate) use exact::TextIn;
+pub(crate) use incremented::Incremented;
 pub(crate) use keys::most_keys_in_one_statement;
-pub use keys::{KeysIn, KeysOf, PairsIn, PairsOf};
-pub use select::{
-    CountPerOwner, ForUpdate, ForUpdateByKey, NoLock, PassingLocked, ReadLock, SelectWhere,
-    SelectWhereId,
+pub(crate) use keys::{KeysIn, KeysOf, PairsIn, PairsOf};
+pub(crate) use select::{
+    CountPerOwner, ForUpdate, ForUpdateByKey, NoLock, PassingLocked, SelectWhere,
 };
-pub use update::{
-    update, AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, Returning, Update, UpdateOf,
-    Where,
-};
+pub(crate) use update::{NoReturning, PrimaryKeyAccess, Returning, Where};

@@ -133,18 +133,18 @@ macro_rules! claim_lease {
             type Owner = $($table)::+::$owner;
             type ClaimToken = $($table)::+::$claim_token;
             type ClaimedAt = $($table)::+::$claimed_at;
-            type Clock = $crate::__diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
+            type Clock = $crate::__private::diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
             type Fence = $fence;
             type Key = <Self::KeySqlType as $crate::KeyType>::Value;
-            type KeySqlType = $crate::__diesel::dsl::SqlTypeOf<
-                <$($table)::+::table as $crate::__diesel::Table>::PrimaryKey,
+            type KeySqlType = $crate::__private::diesel::dsl::SqlTypeOf<
+                <$($table)::+::table as $crate::__private::diesel::Table>::PrimaryKey,
             >;
 
             fn __sql_name() -> &'static str {
                 // Written once, by a backend's query builder: events name the table for free.
                 static NAME: ::std::sync::OnceLock<::std::string::String> =
                     ::std::sync::OnceLock::new();
-                NAME.get_or_init($crate::__sql_table_name::<Self>)
+                NAME.get_or_init($crate::__private::sql_table_name::<Self>)
             }
         }
     };

@@ -350,7 +350,7 @@ fn a_different_session_time_zone_changes_no_answer() {
         Some(at_here),
         "both sessions read the same instant"
     );
-    let clock: i64 = diesel::select(diesel_lease::sql::ClockMicros)
+    let clock: i64 = diesel::select(diesel_lease::__private::sql::ClockMicros)
         .get_result(&mut far)
         .unwrap();
     assert!(
@@ -468,7 +468,7 @@ fn a_table_with_the_backends_own_timestamp_type_leases_the_same() {
         .iter()
         .find(|holding| holding.key == id)
         .expect("held");
-    let now: i64 = diesel::select(diesel_lease::sql::ClockMicros)
+    let now: i64 = diesel::select(diesel_lease::__private::sql::ClockMicros)
         .get_result(&mut *conn)
         .unwrap();
     let since = now - held.claimed_at.timestamp_micros();

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use diesel::connection::SimpleConnection;
 use diesel::migration::{Migration, MigrationSource};
 use diesel::prelude::*;
+use diesel_lease::__private::sql::MicrosSince;
 use diesel_lease::prelude::*;
-use diesel_lease::sql::MicrosSince;
 use diesel_lease::{ClaimIndex, Error, LeaseColumns};
 use diesel_migrations::FileBasedMigrations;
 
