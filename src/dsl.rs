@@ -169,114 +169,122 @@ pub type Write<T, Changes, A = crate::Many> = Guarded<T, crate::Write, Changes, 
 pub type Release<T, Changes = NoChanges<T>, A = crate::Many> =
     Guarded<T, crate::Release, Changes, A>;
 
-/// The statements a table with lease columns starts, by the types of their arguments, as
-/// `auto_type` names them.
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// fn starts<T: diesel_lease::dsl::Starts<i64, diesel_lease::Lease>>() {}
-/// # fn main() {
-/// starts::<jobs::table>();
-/// # }
-/// ```
-pub trait Starts<A, B> {
-    /// `table.claim_row(key, lease)`.
-    type ClaimRow;
-    /// `table.claim_batch(size, lease)`.
-    type ClaimBatch;
-    /// `table.reap(size, lease)`.
-    type Reap;
+// The traits the aliases above go through: named by them, never by users, so public only
+// through `crate::__private`.
+pub(crate) mod parts {
+    use super::*;
+
+    /// The statements a table with lease columns starts, by the types of their arguments, as
+    /// `auto_type` names them.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// fn starts<T: diesel_lease::__private::Starts<i64, diesel_lease::Lease>>() {}
+    /// # fn main() {
+    /// starts::<jobs::table>();
+    /// # }
+    /// ```
+    pub trait Starts<A, B> {
+        /// `table.claim_row(key, lease)`.
+        type ClaimRow;
+        /// `table.claim_batch(size, lease)`.
+        type ClaimBatch;
+        /// `table.reap(size, lease)`.
+        type Reap;
+    }
+
+    impl<T: ClaimLease, A, B> Starts<A, B> for T {
+        type ClaimRow = Row<T, Claimable<T>, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
+        type ClaimBatch =
+            Batch<T, Claimable<T>, NoOrder, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
+        type Reap = Reaping<T, Outlived<T>, NoOrder, NoChanges<T>>;
+    }
+
+    /// A claim that says whose it is with `.by(&claim)`: a [`ClaimRow`](crate::ClaimRow) or a
+    /// [`ClaimBatch`](crate::ClaimBatch), whatever its other parts.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// fn whose<Q: diesel_lease::__private::ByClaim<&'static diesel_lease::Claim>>() {}
+    /// # fn main() {
+    /// whose::<diesel_lease::dsl::ClaimRow<jobs::table>>();
+    /// # }
+    /// ```
+    pub trait ByClaim<Who> {
+        /// The claim, said whose.
+        type Output;
+    }
+
+    impl<T: ClaimLease, F, Changes, Selection, By, Who> ByClaim<Who>
+        for Row<T, F, Changes, Selection, By>
+    {
+        type Output = Row<T, F, Changes, Selection, Claim>;
+    }
+
+    impl<T, F, O, Changes, Selection, By, Who> ByClaim<Who> for Batch<T, F, O, Changes, Selection, By> {
+        type Output = Batch<T, F, O, Changes, Selection, Claim>;
+    }
+
+    /// A statement of the library's that takes the caller's changes with `.set(..)`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// fn sets<Q: diesel_lease::__private::SetChanges<diesel::dsl::Eq<jobs::status, &'static str>>>() {}
+    /// # fn main() {
+    /// sets::<diesel_lease::dsl::ClaimRow<jobs::table>>();
+    /// # }
+    /// ```
+    pub trait SetChanges<Changes> {
+        /// The statement with the changes.
+        type Output;
+    }
+
+    impl<T: ClaimLease, F, Old, Selection, By, Changes: AsChangeset<Target = T>> SetChanges<Changes>
+        for Row<T, F, Old, Selection, By>
+    {
+        type Output = Row<T, F, Changes, Selection, By>;
+    }
+
+    impl<T: ClaimLease, F, O, Old, Selection, By, Changes: AsChangeset<Target = T>>
+        SetChanges<Changes> for Batch<T, F, O, Old, Selection, By>
+    {
+        type Output = Batch<T, F, O, Changes, Selection, By>;
+    }
+
+    impl<T: ClaimLease, F, O, Old, Changes: AsChangeset<Target = T>> SetChanges<Changes>
+        for Reaping<T, F, O, Old>
+    {
+        type Output = Reaping<T, F, O, Changes>;
+    }
+
+    /// A claim that gives back a selection of its rows with `.returning(..)`.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// fn returns<Q: diesel_lease::__private::ReturnSelection<jobs::id>>() {}
+    /// # fn main() {
+    /// returns::<diesel_lease::dsl::ClaimBatch<jobs::table>>();
+    /// # }
+    /// ```
+    pub trait ReturnSelection<Selection> {
+        /// The claim with the selection.
+        type Output;
+    }
+
+    impl<T: ClaimLease, F, Changes, Old, By, Selection: SelectableExpression<T>>
+        ReturnSelection<Selection> for Row<T, F, Changes, Old, By>
+    {
+        type Output = Row<T, F, Changes, Selection, By>;
+    }
+
+    impl<T: ClaimLease, F, O, Changes, Old, By, Selection: SelectableExpression<T>>
+        ReturnSelection<Selection> for Batch<T, F, O, Changes, Old, By>
+    {
+        type Output = Batch<T, F, O, Changes, Selection, By>;
+    }
 }
 
-impl<T: ClaimLease, A, B> Starts<A, B> for T {
-    type ClaimRow = Row<T, Claimable<T>, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
-    type ClaimBatch =
-        Batch<T, Claimable<T>, NoOrder, NoChanges<T>, <T as Table>::AllColumns, NoClaimant>;
-    type Reap = Reaping<T, Outlived<T>, NoOrder, NoChanges<T>>;
-}
-
-/// A claim that says whose it is with `.by(&claim)`: a [`ClaimRow`](crate::ClaimRow) or a
-/// [`ClaimBatch`](crate::ClaimBatch), whatever its other parts.
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// fn whose<Q: diesel_lease::dsl::ByClaim<&'static diesel_lease::Claim>>() {}
-/// # fn main() {
-/// whose::<diesel_lease::dsl::ClaimRow<jobs::table>>();
-/// # }
-/// ```
-pub trait ByClaim<Who> {
-    /// The claim, said whose.
-    type Output;
-}
-
-impl<T: ClaimLease, F, Changes, Selection, By, Who> ByClaim<Who>
-    for Row<T, F, Changes, Selection, By>
-{
-    type Output = Row<T, F, Changes, Selection, Claim>;
-}
-
-impl<T, F, O, Changes, Selection, By, Who> ByClaim<Who> for Batch<T, F, O, Changes, Selection, By> {
-    type Output = Batch<T, F, O, Changes, Selection, Claim>;
-}
-
-/// A statement of the library's that takes the caller's changes with `.set(..)`.
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// fn sets<Q: diesel_lease::dsl::SetChanges<diesel::dsl::Eq<jobs::status, &'static str>>>() {}
-/// # fn main() {
-/// sets::<diesel_lease::dsl::ClaimRow<jobs::table>>();
-/// # }
-/// ```
-pub trait SetChanges<Changes> {
-    /// The statement with the changes.
-    type Output;
-}
-
-impl<T: ClaimLease, F, Old, Selection, By, Changes: AsChangeset<Target = T>> SetChanges<Changes>
-    for Row<T, F, Old, Selection, By>
-{
-    type Output = Row<T, F, Changes, Selection, By>;
-}
-
-impl<T: ClaimLease, F, O, Old, Selection, By, Changes: AsChangeset<Target = T>> SetChanges<Changes>
-    for Batch<T, F, O, Old, Selection, By>
-{
-    type Output = Batch<T, F, O, Changes, Selection, By>;
-}
-
-impl<T: ClaimLease, F, O, Old, Changes: AsChangeset<Target = T>> SetChanges<Changes>
-    for Reaping<T, F, O, Old>
-{
-    type Output = Reaping<T, F, O, Changes>;
-}
-
-/// A claim that gives back a selection of its rows with `.returning(..)`.
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// fn returns<Q: diesel_lease::dsl::ReturnSelection<jobs::id>>() {}
-/// # fn main() {
-/// returns::<diesel_lease::dsl::ClaimBatch<jobs::table>>();
-/// # }
-/// ```
-pub trait ReturnSelection<Selection> {
-    /// The claim with the selection.
-    type Output;
-}
-
-impl<T: ClaimLease, F, Changes, Old, By, Selection: SelectableExpression<T>>
-    ReturnSelection<Selection> for Row<T, F, Changes, Old, By>
-{
-    type Output = Row<T, F, Changes, Selection, By>;
-}
-
-impl<T: ClaimLease, F, O, Changes, Old, By, Selection: SelectableExpression<T>>
-    ReturnSelection<Selection> for Batch<T, F, O, Changes, Old, By>
-{
-    type Output = Batch<T, F, O, Changes, Selection, By>;
-}
+pub(crate) use parts::{ByClaim, ReturnSelection, SetChanges, Starts};
 
 /// Diesel's `dsl::Filter` names the library's claims and reaps too.
 impl<T, F, Changes, Selection, By, P> FilterDsl<P> for Row<T, F, Changes, Selection, By>

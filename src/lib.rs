@@ -63,36 +63,45 @@ pub use conflicts::{lost_conflicts, LostConflicts};
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
-    Drained, DrainedTable, Keepable, Keeper, KeeperRelease, KeeperRenewal, KeeperRound,
-    KeeperSettings, KeeperStats, Kept, KeptRelease, LeaseLost, LossReason, PairRelease,
-    PairRenewal, RenewedRow, RoundRenewed,
+    Drained, DrainedTable, Keepable, Keeper, KeeperSettings, KeeperStats, Kept, KeptRelease,
+    LeaseLost, LossReason,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
-pub use outcome::{
-    Batch, Claimed, FilterNotRead, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won,
-};
+pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
-    AllHeld, Answer, ChangesGiven, CheckOut, ClaimBatch, ClaimRow, Claimant, DatabaseTime,
-    DatedRenewal, Guarded, Health, HeldPerOwner, HeldRows, Holders, HoldersFilter, Holding,
-    IncompleteWrite, LeaseDsl, LeaseQuery, LeaseStatement, Many, NoClaimant, One, OwnedRows,
-    OwnerRelease, Reap, Release, Renewal, RunLeaseDsl, StaleOnly, WaitQuery, Waiting, Write,
-    WriteKind,
+    AllHeld, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders, LeaseDsl,
+    LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal, RunLeaseDsl, Waiting,
+    Write,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{
-    BindKey, ClaimLease, Claimable, Fence, FenceBump, FenceRead, Fenced, Fresh, HeldBy, IntoKey,
-    KeyType, NoFence, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs,
-    Unclaimed,
+    ClaimLease, Claimable, Fence, Fenced, Fresh, HeldBy, NoFence, Outlived, Released, Renewed,
+    Taken, TokenIs, Unclaimed,
 };
+// The crate's own paths to what only `__private` makes public.
+pub(crate) use __private::*;
 
 /// What the library's bounds and macros name but users never write: the backend strategy and its
 /// plans, the SQL nodes statements are made of, and Diesel itself for the macros' expansions. No
 /// part of the API: nothing here is covered by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::table::sql_table_name;
+    pub use crate::dsl::parts::{ByClaim, ReturnSelection, SetChanges, Starts};
+    pub use crate::keeper::{
+        KeeperRelease, KeeperRenewal, KeeperRound, PairRelease, PairRenewal, RenewedRow,
+        RoundRenewed,
+    };
+    pub use crate::outcome::{FilterNotRead, Holder};
+    pub use crate::query::{
+        Answer, ChangesGiven, CheckOut, Claimant, DatabaseTime, DatedRenewal, HoldersFilter,
+        Holding, IncompleteWrite, LeaseStatement, NoClaimant, StaleOnly, WaitQuery, WriteKind,
+    };
+    pub use crate::table::{
+        sql_table_name, BindKey, FenceBump, FenceRead, IntoKey, KeyType, RenewedAgo, TakenAgo,
+        TakenBy,
+    };
     pub use diesel;
 
     /// The SQL nodes every statement is made of.
@@ -183,6 +192,7 @@ pub struct ReadmeDoctests;
 /// # }
 /// ```
 pub mod prelude {
+    #[doc(no_inline)]
     pub use crate::{
         claim_lease, now, Age, Batch, Claim, ClaimLease, Claimed, HeldRows, Keeper, KeeperSettings,
         Kept, Lease, LeaseDsl, LeaseQuery, Refusal, RunLeaseDsl, Won, MAX_BATCH_SIZE,

@@ -67,8 +67,8 @@ macro_rules! multi_connection {
         $crate::__node_on_variants!($connection $variants Ago[ST] {});
         $crate::__node_on_variants!($connection $variants MicrosSince[T] {});
         $crate::__node_on_variants!($connection $variants ClockMicros[] {});
-        $crate::__node_on_variants!($connection $variants KeysIn[Key, One, ST] { ST: $crate::KeyType, });
-        $crate::__node_on_variants!($connection $variants PairsIn[Key, One, Token, ST] { ST: $crate::KeyType, });
+        $crate::__node_on_variants!($connection $variants KeysIn[Key, One, ST] { ST: $crate::__private::KeyType, });
+        $crate::__node_on_variants!($connection $variants PairsIn[Key, One, Token, ST] { ST: $crate::__private::KeyType, });
         $crate::__node_on_variants!($connection $variants TextIs[Column, Value] {});
         $crate::__node_on_variants!($connection $variants TextIn[Column] {});
         impl $crate::__private::backend::AsMulti<$connection> for $connection {
@@ -89,7 +89,7 @@ macro_rules! __statements_on_variants {
             for <$connection as $crate::__private::diesel::Connection>::Backend
         where
             C: $crate::__private::backend::AsMulti<$connection>,
-            S: $crate::LeaseStatement<U>,
+            S: $crate::__private::LeaseStatement<U>,
             $(S: $crate::LeaseQuery<'q, $inner, U>,)+
         {
             fn run_statement(

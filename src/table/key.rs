@@ -87,20 +87,20 @@ pub trait IntoKey<ST: KeyType> {
 
 macro_rules! single_column_keys {
     ($($sql:ty => $value:ty: [$($given:ty),+]),+ $(,)?) => {$(
-        impl $crate::KeyType for $sql {
+        impl $crate::__private::KeyType for $sql {
             type Value = $value;
             const COLUMNS: usize = 1;
         }
 
         $(
-            impl<'k> $crate::IntoKey<$sql> for $given {
+            impl<'k> $crate::__private::IntoKey<$sql> for $given {
                 fn into_key(self) -> $value {
                     self.into()
                 }
             }
         )+
 
-        impl<DB> $crate::BindKey<DB> for $sql
+        impl<DB> $crate::__private::BindKey<DB> for $sql
         where
             DB: diesel::backend::Backend + diesel::sql_types::HasSqlType<$sql>,
             $value: diesel::serialize::ToSql<$sql, DB>,

@@ -135,7 +135,7 @@ macro_rules! claim_lease {
             type ClaimedAt = $($table)::+::$claimed_at;
             type Clock = $crate::__private::diesel::dsl::SqlTypeOf<$($table)::+::$claimed_at>;
             type Fence = $fence;
-            type Key = <Self::KeySqlType as $crate::KeyType>::Value;
+            type Key = <Self::KeySqlType as $crate::__private::KeyType>::Value;
             type KeySqlType = $crate::__private::diesel::dsl::SqlTypeOf<
                 <$($table)::+::table as $crate::__private::diesel::Table>::PrimaryKey,
             >;

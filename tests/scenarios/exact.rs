@@ -4,8 +4,8 @@
 // trailing spaces too; SQLite's NOCASE; an ICU collation on PostgreSQL), so a plain `=` would
 // take `Worker-1` for `worker-1`.
 use diesel::prelude::*;
+use diesel_lease::__private::KeeperRenewal;
 use diesel_lease::prelude::*;
-use diesel_lease::KeeperRenewal;
 
 use crate::common::jobs::case_jobs;
 use crate::common::unique_id;

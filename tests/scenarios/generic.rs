@@ -12,9 +12,10 @@ use diesel_lease::prelude::*;
 use diesel_lease::sql::{And, NoChanges, NoOrder};
 use diesel_lease::{
     dsl, AllHeld, Claimable, Guarded, HeldPerOwner, Holders, Keepable, Keeper, KeeperSettings,
-    KeptRelease, LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, RenewedAgo,
-    Why, Write,
+    KeptRelease, LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, Why, Write,
 };
+
+use diesel_lease::__private::RenewedAgo;
 
 use crate::common::items::{lease_items, Item};
 

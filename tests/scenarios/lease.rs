@@ -983,7 +983,7 @@ fn holders_stale_rows_and_counts_per_owner_read_by_the_databases_clock() {
     let held = claimed_and_aged(&mut conn, &others, &second, Duration::from_secs(30));
 
     let ours =
-        |holdings: Vec<diesel_lease::Holding<String>>| -> Vec<diesel_lease::Holding<String>> {
+        |holdings: Vec<diesel_lease::__private::Holding<String>>| -> Vec<diesel_lease::__private::Holding<String>> {
             holdings
                 .into_iter()
                 .filter(|holding| holding.owner == first || holding.owner == second)

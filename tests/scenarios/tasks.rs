@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel::r2d2::{ConnectionManager, Pool};
+use diesel_lease::__private::DatabaseTime;
 use diesel_lease::{
-    Age, ClaimLease, DatabaseTime, Error as LeaseError, Lease, LeaseHolder, LossReason, RunLeaseDsl,
+    Age, ClaimLease, Error as LeaseError, Lease, LeaseHolder, LossReason, RunLeaseDsl,
 };
 use diesel_lease_tasks::schema::task_locks;
 use diesel_lease_tasks::{Error, Hold, TaskError, TaskLocks, TaskRun};
