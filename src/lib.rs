@@ -71,9 +71,9 @@ pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
 pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
-    AllHeld, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders, LeaseDsl,
-    LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal, RunLeaseDsl, Waiting,
-    Write,
+    AllHeld, CheckOut, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders,
+    LeaseDsl, LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal, RunLeaseDsl,
+    WaitQuery, Waiting, Write,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{
@@ -95,8 +95,8 @@ pub mod __private {
     };
     pub use crate::outcome::{FilterNotRead, Holder};
     pub use crate::query::{
-        Answer, ChangesGiven, CheckOut, Claimant, DatabaseTime, DatedRenewal, HoldersFilter,
-        Holding, IncompleteWrite, LeaseStatement, NoClaimant, StaleOnly, WaitQuery, WriteKind,
+        Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, HoldersFilter, Holding,
+        IncompleteWrite, LeaseStatement, NoClaimant, StaleOnly, WriteKind,
     };
     pub use crate::table::{
         sql_table_name, BindKey, FenceBump, FenceRead, IntoKey, KeyType, RenewedAgo, TakenAgo,

@@ -10,7 +10,7 @@ use crate::health::{HealthThresholds, TableHealth};
 /// name, unquoted, and both as the backend quotes them in SQL.
 ///
 /// ```
-/// fn names(table: &diesel_lease::backend::TableName) -> &diesel_lease::backend::TableName {
+/// fn names(table: &diesel_lease::__private::backend::TableName) -> &diesel_lease::__private::backend::TableName {
 ///     table
 /// }
 /// ```
@@ -96,7 +96,7 @@ fn unquoted(sql: &str) -> Option<Vec<String>> {
 /// A reading of a table's health: the table, and the thresholds to judge the readings by.
 ///
 /// ```
-/// fn plan(plan: &diesel_lease::backend::HealthPlan) -> &diesel_lease::backend::HealthPlan {
+/// fn plan(plan: &diesel_lease::__private::backend::HealthPlan) -> &diesel_lease::__private::backend::HealthPlan {
 ///     plan
 /// }
 /// ```
@@ -113,7 +113,7 @@ pub struct HealthPlan {
 /// # include!("../doctest_setup.rs");
 /// fn reads<C>()
 /// where
-///     DocBackend: diesel_lease::backend::ReadsHealth<C>,
+///     DocBackend: diesel_lease::__private::backend::ReadsHealth<C>,
 /// {
 /// }
 /// # fn main() {}

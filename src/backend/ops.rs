@@ -12,7 +12,7 @@ use super::LeaseBackend;
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
-/// use diesel_lease::backend::ReturnsSelection;
+/// use diesel_lease::__private::backend::ReturnsSelection;
 ///
 /// # fn main() {
 /// let update = diesel_lease::update(jobs::table).set(jobs::status.eq("done"));
@@ -31,7 +31,7 @@ pub trait ReturnsSelection<Selection> {
 /// of the row it won, and the read of that row by its key and the claim's token.
 ///
 /// ```
-/// fn plan<S, Sel, R>(plan: &diesel_lease::backend::RowClaim<S, Sel, R>) -> &diesel_lease::backend::RowClaim<S, Sel, R> {
+/// fn plan<S, Sel, R>(plan: &diesel_lease::__private::backend::RowClaim<S, Sel, R>) -> &diesel_lease::__private::backend::RowClaim<S, Sel, R> {
 ///     plan
 /// }
 /// ```
@@ -51,7 +51,7 @@ pub struct RowClaim<Statement, Selection, ReadBack> {
 /// # include!("../doctest_setup.rs");
 /// fn claims<'q, C, P, Row>()
 /// where
-///     DocBackend: diesel_lease::backend::ClaimsRow<'q, C, P, Row>,
+///     DocBackend: diesel_lease::__private::backend::ClaimsRow<'q, C, P, Row>,
 /// {
 /// }
 /// # fn main() {}
@@ -73,7 +73,7 @@ pub trait ClaimsRow<'q, C, Plan, Row>: LeaseBackend {
 /// tells the rows it changed from the rows it passed over, on a backend without `RETURNING`.
 ///
 /// ```
-/// fn plan<T, F, O, S, Sel, Ch>(plan: &diesel_lease::backend::BatchPlan<T, F, O, S, Sel, Ch>) -> &diesel_lease::backend::BatchPlan<T, F, O, S, Sel, Ch> {
+/// fn plan<T, F, O, S, Sel, Ch>(plan: &diesel_lease::__private::backend::BatchPlan<T, F, O, S, Sel, Ch>) -> &diesel_lease::__private::backend::BatchPlan<T, F, O, S, Sel, Ch> {
 ///     plan
 /// }
 /// ```
@@ -96,7 +96,7 @@ pub struct BatchPlan<T, F, O, Set, Selection, Changed> {
 /// # include!("../doctest_setup.rs");
 /// fn claims<'q, C, P, Row>()
 /// where
-///     DocBackend: diesel_lease::backend::ClaimsBatch<'q, C, P, Row>,
+///     DocBackend: diesel_lease::__private::backend::ClaimsBatch<'q, C, P, Row>,
 /// {
 /// }
 /// # fn main() {}
@@ -119,7 +119,7 @@ pub trait ClaimsBatch<'q, C, Plan, Row>: LeaseBackend {
 /// write); and, when the write names one row, the row to give back if it matched.
 ///
 /// ```
-/// fn plan<S, Ret, L, R, Row>(plan: &diesel_lease::backend::HeldWrite<S, Ret, L, R, Row>) -> &diesel_lease::backend::HeldWrite<S, Ret, L, R, Row> {
+/// fn plan<S, Ret, L, R, Row>(plan: &diesel_lease::__private::backend::HeldWrite<S, Ret, L, R, Row>) -> &diesel_lease::__private::backend::HeldWrite<S, Ret, L, R, Row> {
 ///     plan
 /// }
 /// ```
@@ -143,7 +143,7 @@ pub struct HeldWrite<Statement, Returned, Locking, ReadBack, Row> {
 /// # include!("../doctest_setup.rs");
 /// fn writes<'q, C, P, Row>()
 /// where
-///     DocBackend: diesel_lease::backend::WritesHeld<'q, C, P, Row>,
+///     DocBackend: diesel_lease::__private::backend::WritesHeld<'q, C, P, Row>,
 /// {
 /// }
 /// # fn main() {}
@@ -180,7 +180,7 @@ pub struct BatchParts<'b, DB: diesel::backend::Backend> {
 /// `limit` rows, in the caller's order, that no two concurrent batches can both change.
 ///
 /// ```
-/// fn one_statement<DB: diesel_lease::backend::BatchInOneStatement>() {}
+/// fn one_statement<DB: diesel_lease::__private::backend::BatchInOneStatement>() {}
 /// # #[cfg(feature = "sqlite")]
 /// one_statement::<diesel::sqlite::Sqlite>();
 /// ```

@@ -13,12 +13,12 @@ use crate::{Error, LeaseStatement};
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{backend::RunsStatement, dsl};
+/// use diesel_lease::{__private::backend::RunsStatement, dsl};
 ///
 /// fn runs<'q, C, S, U>()
 /// where
 ///     DocBackend: RunsStatement<'q, C, S, U>,
-///     S: diesel_lease::LeaseStatement<U>,
+///     S: diesel_lease::__private::LeaseStatement<U>,
 /// {
 /// }
 /// # fn main() {
@@ -42,7 +42,7 @@ pub trait RunsStatement<'q, C, S: LeaseStatement<U>, U> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{backend::NativeLeaseQuery, dsl};
+/// use diesel_lease::{__private::backend::NativeLeaseQuery, dsl};
 ///
 /// fn native<'q, S: NativeLeaseQuery<'q, DocConnection, i64>>() {}
 /// # fn main() {

@@ -30,7 +30,7 @@ pub type PairRelease<T> = HeldWrite<
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::KeeperRelease;
+/// use diesel_lease::__private::KeeperRelease;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;

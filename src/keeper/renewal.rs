@@ -36,7 +36,7 @@ pub type PairRenewal<T> = HeldWrite<
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::KeeperRenewal;
+/// use diesel_lease::__private::KeeperRenewal;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;

@@ -51,7 +51,7 @@ pub struct RoundRenewed<K> {
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::{KeeperRound, RoundRenewed};
+/// use diesel_lease::__private::{KeeperRound, RoundRenewed};
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;

@@ -5,7 +5,7 @@ use crate::Claim;
 /// until then, and a claim without one does not run.
 ///
 /// ```
-/// use diesel_lease::{Claim, Claimant};
+/// use diesel_lease::{Claim, __private::Claimant};
 ///
 /// fn who<C: Claimant>(claimant: C) -> Claim {
 ///     claimant.into_claim()
@@ -32,7 +32,7 @@ impl Claimant for Claim {
 /// No claimant yet: what a claim builder holds until `.by(&claim)`.
 ///
 /// ```
-/// let _nobody = diesel_lease::NoClaimant;
+/// let _nobody = diesel_lease::__private::NoClaimant;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoClaimant;

@@ -15,7 +15,7 @@ use crate::Error;
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::DatabaseTime;
+/// use diesel_lease::__private::DatabaseTime;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;

@@ -294,7 +294,7 @@ impl<T: ClaimLease> IncompleteWrite<T, Many> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{Release, Renewal, Write, WriteKind};
+/// use diesel_lease::{Release, Renewal, Write, __private::WriteKind};
 ///
 /// fn keeps_the_token<K: WriteKind<jobs::table>>() -> bool {
 ///     K::KEEPS_TOKEN
@@ -348,11 +348,11 @@ pub struct Write;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// fn keeps_the_token<K: diesel_lease::WriteKind<jobs::table>>() -> bool {
+/// fn keeps_the_token<K: diesel_lease::__private::WriteKind<jobs::table>>() -> bool {
 ///     K::KEEPS_TOKEN
 /// }
 /// # fn main() {
-/// assert!(keeps_the_token::<diesel_lease::DatedRenewal>());
+/// assert!(keeps_the_token::<diesel_lease::__private::DatedRenewal>());
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -420,7 +420,7 @@ impl<T: ClaimLease> WriteKind<T> for DatedRenewal {
 /// its one row was still held.
 ///
 /// ```
-/// use diesel_lease::{Answer, Many, One};
+/// use diesel_lease::{Many, One, __private::Answer};
 ///
 /// assert_eq!(<Many as Answer<i64>>::answer(vec![7]), [7]);
 /// assert!(<One as Answer<i64>>::answer(vec![7]));

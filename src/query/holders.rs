@@ -34,7 +34,7 @@ type IsHeld<T> = dsl::IsNotNull<TokenOf<T>>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use diesel_lease::Holding;
+/// use diesel_lease::__private::Holding;
 ///
 /// let holding = Holding {
 ///     key: 7_i64,
@@ -70,7 +70,7 @@ impl<K> Holding<K> {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use diesel_lease::Holding;
+    /// # use diesel_lease::__private::Holding;
     /// let holding = Holding {
     ///     key: 1,
     ///     owner: "w".into(),
@@ -90,10 +90,10 @@ impl<K> Holding<K> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// fn reads<W: diesel_lease::HoldersFilter<jobs::table>>() {}
+/// fn reads<W: diesel_lease::__private::HoldersFilter<jobs::table>>() {}
 /// # fn main() {
 /// reads::<diesel_lease::AllHeld>();
-/// reads::<diesel_lease::StaleOnly>();
+/// reads::<diesel_lease::__private::StaleOnly>();
 /// # }
 /// ```
 pub trait HoldersFilter<T: ClaimLease> {
@@ -115,7 +115,7 @@ pub struct AllHeld;
 /// The held rows whose lease ran out.
 ///
 /// ```
-/// let _stale = diesel_lease::StaleOnly;
+/// let _stale = diesel_lease::__private::StaleOnly;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct StaleOnly;

@@ -62,7 +62,7 @@ where
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{dsl, Claimed, LeaseStatement};
+/// use diesel_lease::{__private::LeaseStatement, dsl, Claimed};
 ///
 /// fn outcome<Q: LeaseStatement<Job, Output = Claimed<Job, jobs::table>>>() {}
 /// # fn main() {

@@ -81,7 +81,7 @@ impl<DB: Backend, Order: QueryFragment<DB>> QueryFragment<DB> for OrderBy<Order>
 /// ```
 /// # include!("../doctest_setup.rs");
 /// fn one_statement<T: diesel::Table, F, O, S: diesel::query_builder::AsChangeset, R>(
-///     _: &diesel_lease::sql::BatchUpdate<T, F, O, S, R>,
+///     _: &diesel_lease::__private::sql::BatchUpdate<T, F, O, S, R>,
 /// ) {
 /// }
 /// # fn main() {}

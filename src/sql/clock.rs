@@ -58,7 +58,7 @@ pub fn now<ST>() -> Now<ST> {
 ///
 /// ```
 /// use diesel::sql_types::Nullable;
-/// use diesel_lease::{sql::Ago, sql_types::UtcTimestamp, Lease};
+/// use diesel_lease::{__private::sql::Ago, sql_types::UtcTimestamp, Lease};
 ///
 /// let a_minute_ago = Ago::<Nullable<UtcTimestamp>>::new(Lease::from_secs(60)?.into());
 /// # let _ = a_minute_ago;
@@ -75,7 +75,7 @@ impl<ST> Ago<ST> {
     ///
     /// ```
     /// # use diesel::sql_types::Nullable;
-    /// let now = diesel_lease::sql::Ago::<Nullable<diesel_lease::sql_types::UtcTimestamp>>::new(diesel_lease::Age::ZERO);
+    /// let now = diesel_lease::__private::sql::Ago::<Nullable<diesel_lease::sql_types::UtcTimestamp>>::new(diesel_lease::Age::ZERO);
     /// # let _ = now;
     /// ```
     pub fn new(age: Age) -> Self {
@@ -126,7 +126,7 @@ impl<ST> Default for Null<ST> {
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel::prelude::*;
-/// use diesel_lease::{prelude::*, sql::MicrosSince};
+/// use diesel_lease::{__private::sql::MicrosSince, prelude::*};
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
@@ -151,7 +151,7 @@ impl<T> MicrosSince<T> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _age = diesel_lease::sql::MicrosSince::new(jobs::claimed_at);
+    /// let _age = diesel_lease::__private::sql::MicrosSince::new(jobs::claimed_at);
     /// # }
     /// ```
     pub fn new(timestamp: T) -> Self {
@@ -189,7 +189,7 @@ impl<T: QueryFragment<DB>, DB: LeaseBackend> QueryFragment<DB> for MicrosSince<T
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel::prelude::*;
-/// use diesel_lease::sql::ClockMicros;
+/// use diesel_lease::__private::sql::ClockMicros;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;

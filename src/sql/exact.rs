@@ -116,7 +116,7 @@ where
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
-/// use diesel_lease::sql::TextIn;
+/// use diesel_lease::__private::sql::TextIn;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
@@ -138,7 +138,7 @@ impl<Column> TextIn<Column> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _none = diesel_lease::sql::TextIn::new(jobs::owner, Vec::new());
+    /// let _none = diesel_lease::__private::sql::TextIn::new(jobs::owner, Vec::new());
     /// # }
     /// ```
     pub fn new(column: Column, values: Vec<String>) -> Self {

@@ -10,7 +10,7 @@ use diesel::{Column, QueryResult};
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # fn main() {
-/// let _next: diesel_lease::sql::Incremented<fenced_jobs::fence> = Default::default();
+/// let _next: diesel_lease::__private::sql::Incremented<fenced_jobs::fence> = Default::default();
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]

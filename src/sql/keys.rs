@@ -22,7 +22,7 @@ use crate::{BindKey, ClaimLease, KeyType};
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
-/// use diesel_lease::sql::{KeysIn, NoLock, SelectWhere};
+/// use diesel_lease::__private::sql::{KeysIn, NoLock, SelectWhere};
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
@@ -53,7 +53,7 @@ impl<Key, One, ST: KeyType> KeysIn<Key, One, ST> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _job_7 = diesel_lease::sql::KeysIn::of(jobs::table, vec![7]);
+    /// let _job_7 = diesel_lease::__private::sql::KeysIn::of(jobs::table, vec![7]);
     /// # }
     /// ```
     pub fn of<T>(table: T, keys: Vec<T::Key>) -> KeysOf<T>
@@ -153,7 +153,7 @@ where
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # fn main() {
-/// let _held = diesel_lease::sql::PairsIn::of(jobs::table, vec![(1, "a-token".to_owned())]);
+/// let _held = diesel_lease::__private::sql::PairsIn::of(jobs::table, vec![(1, "a-token".to_owned())]);
 /// # }
 /// ```
 #[derive(Debug, Clone)]
@@ -179,7 +179,7 @@ impl<Key, One, Token, ST: KeyType> PairsIn<Key, One, Token, ST> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _none = diesel_lease::sql::PairsIn::of(jobs::table, Vec::new());
+    /// let _none = diesel_lease::__private::sql::PairsIn::of(jobs::table, Vec::new());
     /// # }
     /// ```
     pub fn of<T>(table: T, pairs: Vec<(T::Key, String)>) -> PairsOf<T>

@@ -11,7 +11,7 @@ use crate::backend::LeaseBackend;
 /// No row lock: a plain `SELECT`.
 ///
 /// ```
-/// let _plain = diesel_lease::sql::NoLock;
+/// let _plain = diesel_lease::__private::sql::NoLock;
 /// ```
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct NoLock;
@@ -19,7 +19,7 @@ pub struct NoLock;
 /// `FOR UPDATE`: the rows read stay locked until the transaction ends.
 ///
 /// ```
-/// let _locking = diesel_lease::sql::ForUpdate;
+/// let _locking = diesel_lease::__private::sql::ForUpdate;
 /// ```
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct ForUpdate;
@@ -30,7 +30,7 @@ pub struct ForUpdate;
 /// [`ForUpdateByKey`] reaches them.
 ///
 /// ```
-/// let _passing = diesel_lease::sql::PassingLocked;
+/// let _passing = diesel_lease::__private::sql::PassingLocked;
 /// ```
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct PassingLocked;
@@ -56,7 +56,7 @@ impl<DB: LeaseBackend> ReadLock<DB> for PassingLocked {
 /// scan the whole table, locking what it passes.
 ///
 /// ```
-/// let _locking = diesel_lease::sql::ForUpdateByKey;
+/// let _locking = diesel_lease::__private::sql::ForUpdateByKey;
 /// ```
 #[derive(Debug, Clone, Copy, Default, diesel::query_builder::QueryId)]
 pub struct ForUpdateByKey;
@@ -105,7 +105,7 @@ impl<DB: LeaseBackend> ReadLock<DB> for ForUpdateByKey {
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
-/// use diesel_lease::sql::{NoLock, SelectWhere};
+/// use diesel_lease::__private::sql::{NoLock, SelectWhere};
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
@@ -136,7 +136,7 @@ impl<T: Table, Selection, Condition, Lock: Default> SelectWhere<T, Selection, Co
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel::prelude::*;
-    /// use diesel_lease::sql::{ForUpdate, SelectWhere};
+    /// use diesel_lease::__private::sql::{ForUpdate, SelectWhere};
     ///
     /// # fn main() {
     /// let queued: SelectWhere<jobs::table, jobs::id, _, ForUpdate> =
@@ -215,7 +215,7 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # fn main() {
-/// let _read = diesel_lease::sql::CountPerOwner::new(jobs::table);
+/// let _read = diesel_lease::__private::sql::CountPerOwner::new(jobs::table);
 /// # }
 /// ```
 pub struct CountPerOwner<T: Table> {
@@ -245,7 +245,7 @@ impl<T: crate::ClaimLease> CountPerOwner<T> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _read = diesel_lease::sql::CountPerOwner::new(jobs::table);
+    /// let _read = diesel_lease::__private::sql::CountPerOwner::new(jobs::table);
     /// # }
     /// ```
     pub fn new(table: T) -> Self {

@@ -118,7 +118,7 @@ pub struct Update<T: Table, W, Changes: AsChangeset, Ret = NoReturning, Access =
 /// How an [`Update`] reaches its rows: by whatever index the server picks.
 ///
 /// ```
-/// let _any = diesel_lease::sql::AnyIndex;
+/// let _any = diesel_lease::__private::sql::AnyIndex;
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AnyIndex;
@@ -134,7 +134,7 @@ impl<DB: Backend> QueryFragment<DB> for AnyIndex {
 /// outside its list, whatever plan the table's size or indexes would suggest.
 ///
 /// ```
-/// let _by_key = diesel_lease::sql::PrimaryKeyAccess;
+/// let _by_key = diesel_lease::__private::sql::PrimaryKeyAccess;
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrimaryKeyAccess;
@@ -159,7 +159,7 @@ impl<T: Table, W, Changes: AsChangeset, Ret, Access> std::fmt::Debug
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # use diesel_lease::prelude::*;
-/// fn renew(token: &str) -> diesel_lease::sql::UpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::HeldBy<'_, jobs::table>>, diesel_lease::Renewed<jobs::table>> {
+/// fn renew(token: &str) -> diesel_lease::__private::sql::UpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::HeldBy<'_, jobs::table>>, diesel_lease::Renewed<jobs::table>> {
 ///     diesel_lease::update(jobs::table.filter(jobs::table.held_by(token))).set(jobs::table.renewed())
 /// }
 /// # fn main() {}
@@ -173,7 +173,7 @@ pub type UpdateOf<Target, Changes> = Update<
 /// No `RETURNING` clause: the update gives its matched-row count.
 ///
 /// ```
-/// let _nothing = diesel_lease::sql::NoReturning;
+/// let _nothing = diesel_lease::__private::sql::NoReturning;
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
 pub struct NoReturning;
@@ -196,7 +196,7 @@ pub struct Returning<Selection>(pub(crate) Selection);
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # fn main() {
-/// let _where = diesel_lease::sql::Where::new(jobs::id.eq(1));
+/// let _where = diesel_lease::__private::sql::Where::new(jobs::id.eq(1));
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
@@ -209,7 +209,7 @@ impl<Condition> Where<Condition> {
     /// # include!("../doctest_setup.rs");
     /// # use diesel::prelude::*;
     /// # fn main() {
-    /// let _where = diesel_lease::sql::Where::new(jobs::status.eq("queued"));
+    /// let _where = diesel_lease::__private::sql::Where::new(jobs::status.eq("queued"));
     /// # }
     /// ```
     pub fn new(condition: Condition) -> Self {

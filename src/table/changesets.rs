@@ -31,7 +31,7 @@ pub type Taken<'a, T> = (
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, TakenAgo};
+/// use diesel_lease::{__private::TakenAgo, prelude::*};
 ///
 /// fn changes(claim: &Claim, age: Age) -> TakenAgo<'_, jobs::table> {
 ///     jobs::table.taken_ago(claim, age)
@@ -60,7 +60,7 @@ pub type Renewed<T> = dsl::Eq<ClaimedAtOf<T>, Now<ClockOf<T>>>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, RenewedAgo};
+/// use diesel_lease::{__private::RenewedAgo, prelude::*};
 ///
 /// fn changes(age: Age) -> RenewedAgo<jobs::table> {
 ///     jobs::table.renewed_ago(age)

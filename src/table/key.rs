@@ -16,7 +16,7 @@ use diesel::QueryResult;
 ///
 /// ```
 /// use diesel::sql_types::{BigInt, Text};
-/// use diesel_lease::KeyType;
+/// use diesel_lease::__private::KeyType;
 ///
 /// fn key<ST: KeyType>(value: ST::Value) -> ST::Value {
 ///     value
@@ -41,7 +41,7 @@ pub trait KeyType {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::BindKey;
+/// use diesel_lease::__private::BindKey;
 ///
 /// fn binds<DB: diesel::backend::Backend, ST: BindKey<DB>>() {}
 /// # fn main() {
@@ -67,9 +67,9 @@ pub trait BindKey<DB: Backend>: KeyType {
 ///
 /// ```
 /// use diesel::sql_types::{BigInt, Text};
-/// use diesel_lease::IntoKey;
+/// use diesel_lease::__private::IntoKey;
 ///
-/// fn key<ST: diesel_lease::KeyType>(key: impl IntoKey<ST>) -> ST::Value {
+/// fn key<ST: diesel_lease::__private::KeyType>(key: impl IntoKey<ST>) -> ST::Value {
 ///     key.into_key()
 /// }
 /// assert_eq!(key::<BigInt>(7), 7_i64);
