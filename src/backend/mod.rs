@@ -26,8 +26,6 @@ pub(crate) use ops::{
     BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
     ReturnsSelection, RowClaim, WritesHeld,
 };
-#[cfg(any(feature = "postgres", feature = "sqlite"))]
-pub(crate) use returning::learns_by_returning;
 pub(crate) use runs::runs_natively;
 pub(crate) use runs::{NativeLeaseQuery, RunsStatement};
 

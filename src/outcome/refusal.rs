@@ -285,7 +285,7 @@ where
     }
 }
 
-crate::query::runs_with_run!(Why<T, F>);
+impl<T: ClaimLease, F, C> crate::RunLeaseDsl<C> for Why<T, F> {}
 
 /// Why a claim was refused, or who holds a row (the [`holder`](crate::LeaseDsl::holder)
 /// selection), as the row stands when read, by the database's clock.

@@ -20,5 +20,5 @@ mod types;
 
 pub use pooling::PgTransactionPooling;
 
-crate::backend::learns_by_returning!(diesel::pg::Pg);
+impl crate::backend::SupportsReturning for diesel::pg::Pg {}
 crate::backend::runs_natively!(diesel::pg::Pg);

@@ -45,4 +45,4 @@ where
     }
 }
 
-crate::query::runs_with_run!(IncompleteWrite<T, A>);
+impl<T: ClaimLease, A, C> crate::RunLeaseDsl<C> for IncompleteWrite<T, A> {}

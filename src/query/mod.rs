@@ -30,6 +30,5 @@ pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleO
 pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
-pub(crate) use run::runs_with_run;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
 pub use waiting::{WaitQuery, Waiting};

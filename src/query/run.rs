@@ -102,11 +102,3 @@ pub trait RunLeaseDsl<C>: Sized {
         self.run_lease(conn)
     }
 }
-
-/// Gives the library's statement types their `.run(conn)`.
-macro_rules! runs_with_run {
-    ($($statement:ident<$($param:ident),+>),+ $(,)?) => {$(
-        impl<$($param,)+ C> $crate::RunLeaseDsl<C> for $statement<$($param),+> where T: $crate::ClaimLease {}
-    )+};
-}
-pub(crate) use runs_with_run;

@@ -19,5 +19,5 @@ mod types;
 
 pub use pragmas::SqlitePragmas;
 
-crate::backend::learns_by_returning!(diesel::sqlite::Sqlite);
+impl crate::backend::SupportsReturning for diesel::sqlite::Sqlite {}
 crate::backend::runs_natively!(diesel::sqlite::Sqlite);
