@@ -9,8 +9,9 @@
 //! * A claim is one conditional `UPDATE` that sets the claim and your own changes:
 //!   [`LeaseDsl::claim_row`] takes one row by its key, [`LeaseDsl::claim_batch`] the next due
 //!   rows. Whether it won is read from that statement, never from an earlier read.
-//! * The outcome is the holder's handle. Its renewals, writes and releases are guarded by the
-//!   claim's token, so a holder whose lease was taken over changes nothing, and learns it at once.
+//! * The outcome is the holder's handle. Its renewals, writes and releases ([`Holds`], the same
+//!   for a row won, a batch and rows named by key) are guarded by the claim's token, so a holder
+//!   whose lease was taken over changes nothing, and learns it at once.
 //! * Every statement finishes with `.run(conn)`, bounded by one trait, [`LeaseQuery`].
 //! * Nothing is held between calls: no advisory lock, no open transaction, no pinned connection.
 //! * A [`Keeper`] renews what it keeps; a reap frees rows whose holders are gone;
@@ -72,8 +73,8 @@ pub use node::Node;
 pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
     AllHeld, CheckOut, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders,
-    LeaseDsl, LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal, RunLeaseDsl,
-    WaitQuery, Waiting, Write,
+    Holds, LeaseDsl, LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal,
+    RunLeaseDsl, WaitQuery, Waiting, Write,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{
@@ -194,7 +195,8 @@ pub struct ReadmeDoctests;
 pub mod prelude {
     #[doc(no_inline)]
     pub use crate::{
-        claim_lease, now, Age, Batch, Claim, ClaimLease, Claimed, HeldRows, Keeper, KeeperSettings,
-        Kept, Lease, LeaseDsl, LeaseQuery, Refusal, RunLeaseDsl, Won, MAX_BATCH_SIZE,
+        claim_lease, now, Age, Batch, Claim, ClaimLease, Claimed, HeldRows, Holds, Keeper,
+        KeeperSettings, Kept, Lease, LeaseDsl, LeaseQuery, Refusal, RunLeaseDsl, Won,
+        MAX_BATCH_SIZE,
     };
 }

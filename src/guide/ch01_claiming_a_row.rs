@@ -83,7 +83,8 @@
 //!
 //! ## Releasing
 //!
-//! The holder gives the row back with [`Won::release`](crate::Won::release), with your changes
+//! The holder gives the row back with [`release`](crate::Holds::release) (what every holder has,
+//! [`Holds`](crate::Holds): a row won, a batch, rows named by key), with your changes
 //! in the same statement. The release is guarded by the claim's token: it changes the row only
 //! if this claim still holds it, and says whether it did.
 //!

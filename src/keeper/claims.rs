@@ -17,6 +17,7 @@ use super::stats::Tally;
 use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
+use crate::Holds;
 use crate::{
     ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release, RunLeaseDsl,
 };

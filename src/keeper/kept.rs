@@ -15,6 +15,7 @@ use crate::backend::NativeLeaseQuery;
 use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
+use crate::Holds;
 use crate::{
     Claim, ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release,
     RunLeaseDsl,

@@ -1,6 +1,5 @@
 //! The rows a batch claim won, and the claim that holds them all.
-use crate::query::{Guarded, HeldRows, IncompleteWrite, Many, Release, Renewal};
-use crate::sql::NoChanges;
+use crate::query::HeldRows;
 use crate::{Claim, ClaimLease, Fenced};
 
 /// The rows a batch claim won, with their keys and the claim that holds them all: the handle of
@@ -188,74 +187,5 @@ impl<R, T: ClaimLease> Batch<R, T> {
     /// ```
     pub fn into_parts(self) -> (Vec<R>, HeldRows<T>) {
         (self.rows, self.held)
-    }
-
-    /// The rows as their claim holds them.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-    /// assert_eq!(batch.held().keys(), batch.keys());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn held(&self) -> &HeldRows<T> {
-        &self.held
-    }
-
-    /// The renewal of every row the claim still holds, in one statement: run it for their keys.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-    /// assert_eq!(batch.renew().run(conn)?, [1]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Many> {
-        self.held.renew()
-    }
-
-    /// The holder's own write to every row the claim still holds: add the changes with
-    /// `.set(..)`, then run it for the keys of the rows it wrote.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-    /// assert_eq!(batch.update().set(jobs::status.eq("running")).run(conn)?, [1]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn update(&self) -> IncompleteWrite<T, Many> {
-        self.held.update()
-    }
-
-    /// The release of every row the claim still holds, with the caller's `.set(..)`, in one
-    /// statement: run it for the keys of the rows it released.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-    /// assert_eq!(batch.release().set(jobs::status.eq("done")).run(conn)?, [1]);
-    /// assert!(batch.release().run(conn)?.is_empty(), "released already");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, Many> {
-        self.held.release()
     }
 }

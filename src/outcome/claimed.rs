@@ -1,7 +1,6 @@
 //! What a claim of one row came to: won, with the row and the claim, or refused.
 use crate::outcome::Refused;
-use crate::query::{Guarded, HeldRows, IncompleteWrite, One, Release, Renewal};
-use crate::sql::NoChanges;
+use crate::query::HeldRows;
 use crate::{Claim, ClaimLease, Fenced};
 
 /// What a claim of one row came to: [`Won`], with the row and the claim, or [`Refused`].
@@ -225,77 +224,5 @@ impl<R, T: ClaimLease> Won<R, T> {
     /// ```
     pub fn into_parts(self) -> (R, HeldRows<T>) {
         (self.row, self.held)
-    }
-
-    /// The row as its claim holds it.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-    /// assert_eq!(outcome.won().expect("won").held().keys(), [1]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn held(&self) -> &HeldRows<T> {
-        &self.held
-    }
-
-    /// The lease starts again, by the database's clock, while the claim still holds the row:
-    /// run it for whether it did. A renewal that finds the row no longer held means the lease was
-    /// taken over; stop the work.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
-    /// assert!(won.renew().run(conn)?);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, One> {
-        self.held.renew().answering_one()
-    }
-
-    /// The holder's own write to the row, guarded by its token: add the changes with `.set(..)`,
-    /// then run it for whether the claim still held the row (and so wrote it).
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
-    /// assert!(won.update().set(jobs::status.eq("running")).run(conn)?);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn update(&self) -> IncompleteWrite<T, One> {
-        self.held.update().answering_one()
-    }
-
-    /// The release of the row while the claim still holds it: owner, token and `claimed_at`
-    /// set to `NULL`, with the caller's `.set(..)` in the same statement; run it for whether the
-    /// claim still held the row.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
-    /// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
-    /// assert!(!won.release().run(conn)?, "released already");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, One> {
-        self.held.release().answering_one()
     }
 }

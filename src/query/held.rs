@@ -104,61 +104,7 @@ impl<T: ClaimLease> HeldRows<T> {
         &self.keys
     }
 
-    /// The renewal of the rows the claim still holds: their lease starts again, by the database's
-    /// clock. Run it for the keys of the rows renewed; a row missing from them was taken over.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// assert!(jobs::table.held_rows(&Claim::new("w")?, vec![1]).renew().run(conn)?.is_empty(), "job 1 is not held");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Many> {
-        self.guarded(Renewal)
-    }
-
-    /// The holder's own write to the rows the claim still holds: add the changes with `.set(..)`.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let written = jobs::table.held_rows(&Claim::new("w")?, vec![1]).update().set(jobs::status.eq("done")).run(conn)?;
-    /// assert!(written.is_empty(), "a claim that holds nothing writes nothing");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn update(&self) -> IncompleteWrite<T, Many> {
-        IncompleteWrite {
-            held: self.clone(),
-            answer: PhantomData,
-        }
-    }
-
-    /// The release of the rows the claim still holds: owner, token and `claimed_at` set to
-    /// `NULL`, with the caller's `.set(..)` in the same statement (a final status, a result).
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let released = jobs::table.held_rows(&Claim::new("w")?, vec![1]).release().set(jobs::status.eq("done")).run(conn)?;
-    /// assert!(released.is_empty(), "a claim that holds nothing changes nothing");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release(&self) -> Guarded<T, Release, NoChanges<T>, Many> {
-        self.guarded(Release)
-    }
-
-    pub(crate) fn guarded<Kind>(&self, kind: Kind) -> Guarded<T, Kind, NoChanges<T>, Many> {
+    pub(crate) fn guarded<Kind, A>(&self, kind: Kind) -> Guarded<T, Kind, NoChanges<T>, A> {
         Guarded {
             held: self.clone(),
             kind,
@@ -222,18 +168,6 @@ impl<T: ClaimLease, Kind, A> Guarded<T, Kind, NoChanges<T>, A> {
     }
 }
 
-impl<T: ClaimLease, Kind, Changes> Guarded<T, Kind, Changes, Many> {
-    /// The same write, answering for its one row.
-    pub(crate) fn answering_one(self) -> Guarded<T, Kind, Changes, One> {
-        Guarded {
-            held: self.held,
-            kind: self.kind,
-            changes: self.changes,
-            answer: PhantomData,
-        }
-    }
-}
-
 /// A holder's write waiting for its changes: [`set`](Self::set) gives them.
 ///
 /// ```
@@ -254,6 +188,13 @@ pub struct IncompleteWrite<T: ClaimLease, A> {
 }
 
 impl<T: ClaimLease, A> IncompleteWrite<T, A> {
+    pub(crate) fn new(held: HeldRows<T>) -> Self {
+        Self {
+            held,
+            answer: PhantomData,
+        }
+    }
+
     /// The changes: anything `diesel::update(..).set(..)` takes, on the table's other columns.
     ///
     /// ```
@@ -275,16 +216,6 @@ impl<T: ClaimLease, A> IncompleteWrite<T, A> {
             held: self.held,
             kind: Write,
             changes,
-            answer: PhantomData,
-        }
-    }
-}
-
-impl<T: ClaimLease> IncompleteWrite<T, Many> {
-    /// The same write, answering for its one row.
-    pub(crate) fn answering_one(self) -> IncompleteWrite<T, One> {
-        IncompleteWrite {
-            held: self.held,
             answer: PhantomData,
         }
     }

@@ -8,6 +8,7 @@ mod database_time;
 mod health;
 mod held;
 mod holders;
+mod holds;
 mod owned;
 mod query_dsl;
 mod reap;
@@ -27,6 +28,7 @@ pub use held::{
     WriteKind,
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
+pub use holds::Holds;
 pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;

@@ -1,0 +1,144 @@
+//! A holder's verbs, written once: whatever holds rows under a claim renews, writes to and
+//! releases them through the same three statements.
+use crate::query::{Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal};
+use crate::sql::NoChanges;
+use crate::{Batch, ClaimLease, Won};
+
+/// What holds rows of `T` under a claim: a row won ([`Won`]), a batch ([`Batch`]) or rows named
+/// by key ([`HeldRows`], from [`held_rows`](crate::LeaseDsl::held_rows) or a kept claim's
+/// [`stop_keeping`](crate::Kept::stop_keeping)). Its renewals, writes and releases are guarded
+/// by the claim's token: a holder whose lease was taken over changes nothing, and learns it from
+/// the answer. A row won answers whether its row was still held ([`One`]); the others, the keys
+/// of the rows changed ([`Many`]). A kept claim's keeper renews it, and [`Kept::release`]
+/// releases it.
+///
+/// Code generic over what it holds bounds `Holds<T>`:
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::prelude::*;
+/// use diesel_lease::prelude::*;
+/// use diesel_lease::{Many, Release};
+///
+/// /// Finishes whatever a worker holds of `jobs`, in one guarded statement.
+/// fn finish<H, C>(held: &H, conn: &mut C) -> Result<Vec<i64>, diesel_lease::Error>
+/// where
+///     H: Holds<jobs::table, Answer = Many>,
+///     for<'q> diesel_lease::Guarded<jobs::table, Release, diesel::dsl::Eq<jobs::status, &'static str>, Many>:
+///         LeaseQuery<'q, C, i64>,
+/// {
+///     held.release().set(jobs::status.eq("done")).run(conn)
+/// }
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// let worker = Claim::new("worker-1")?;
+/// let batch = jobs::table.claim_batch(10, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
+/// assert_eq!(finish(&batch, conn)?, [1]);
+/// assert!(finish(&jobs::table.held_rows(&worker, [1]), conn)?.is_empty(), "released once");
+/// # Ok(())
+/// # }
+/// ```
+///
+/// [`Kept::release`]: crate::Kept::release
+pub trait Holds<T: ClaimLease> {
+    /// What a write answers: [`One`], whether the row was still held, for a row won; [`Many`],
+    /// the keys of the rows it changed, otherwise.
+    type Answer;
+
+    /// The rows held, by key, with the claim that holds them.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let outcome = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
+    /// assert_eq!(outcome.won().expect("won").held().keys(), [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn held(&self) -> &HeldRows<T>;
+
+    /// The lease starts again, by the database's clock, for the rows the claim still holds: run
+    /// it for what it renewed. A row no longer held was taken over; stop its work.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let worker = Claim::new("w")?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.renew().run(conn)?, "the row won is still held");
+    /// assert_eq!(jobs::table.held_rows(&worker, [1]).renew().run(conn)?, [1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Self::Answer> {
+        self.held().guarded(Renewal)
+    }
+
+    /// The holder's own write to the rows the claim still holds: add the changes with
+    /// `.set(..)`, then run it for what it wrote.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.update().set(jobs::status.eq("running")).run(conn)?);
+    /// let stranger = jobs::table.held_rows(&Claim::new("other")?, [1]);
+    /// assert!(stranger.update().set(jobs::status.eq("done")).run(conn)?.is_empty(), "not its claim");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn update(&self) -> IncompleteWrite<T, Self::Answer> {
+        IncompleteWrite::new(self.held().clone())
+    }
+
+    /// The release of the rows the claim still holds: owner, token and `claimed_at` set to
+    /// `NULL`, with the caller's `.set(..)` in the same statement (a final status, a result).
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// let won = jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?.won().expect("won");
+    /// assert!(won.release().set(jobs::status.eq("done")).run(conn)?);
+    /// assert!(!won.release().run(conn)?, "released already");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn release(&self) -> Guarded<T, Release, NoChanges<T>, Self::Answer> {
+        self.held().guarded(Release)
+    }
+}
+
+impl<T: ClaimLease> Holds<T> for HeldRows<T> {
+    type Answer = Many;
+
+    fn held(&self) -> &HeldRows<T> {
+        self
+    }
+}
+
+impl<R, T: ClaimLease> Holds<T> for Batch<R, T> {
+    type Answer = Many;
+
+    fn held(&self) -> &HeldRows<T> {
+        self.as_ref()
+    }
+}
+
+impl<R, T: ClaimLease> Holds<T> for Won<R, T> {
+    type Answer = One;
+
+    fn held(&self) -> &HeldRows<T> {
+        self.as_ref()
+    }
+}
