@@ -293,6 +293,7 @@ macro_rules! returning_backend {
     () => {
         hand_statement!(HandClaim, CLAIM);
         keyed_statement!(HandRelease, KEY, RELEASE);
+        keyed_statement!(HandReleaseOne, KEY, RELEASE_ONE);
 
         /// The claim of up to `n` queued jobs for `owner` under `token`: the keys won.
         pub fn hand_claim(
@@ -306,16 +307,31 @@ macro_rules! returning_backend {
             lost_conflict_claims_nothing(claimed)
         }
 
-        /// The release of `keys` that `token` holds, setting `status`: the keys released.
+        /// The release of `keys` that `token` holds, setting `status`: the keys released. One
+        /// key: the `UPDATE` without `RETURNING`, whose matched count says whether the token
+        /// still held the row, as the library writes it.
         pub fn hand_release(
             conn: &mut Conn,
             keys: &[i64],
             token: &str,
             status: &str,
         ) -> QueryResult<Vec<i64>> {
-            KeyedSql::<HandRelease, 1, 1>::new([Bind::Text(status)], keys, [Bind::Text(token)])
-                .load::<Id>(conn)
-                .map(ids)
+            if let [key] = keys {
+                let matched = KeyedSql::<HandReleaseOne, 1, 2>::new(
+                    [Bind::Text(status)],
+                    keys,
+                    [Bind::Text(token), Bind::Text(token)],
+                )
+                .execute(conn)?;
+                return Ok(if matched > 0 { vec![*key] } else { Vec::new() });
+            }
+            KeyedSql::<HandRelease, 1, 2>::new(
+                [Bind::Text(status)],
+                keys,
+                [Bind::Text(token), Bind::Text(token)],
+            )
+            .load::<Id>(conn)
+            .map(ids)
         }
 
         /// The claim of one row composed from the library's changesets, its row read back by
@@ -364,7 +380,9 @@ pub mod pg_batch {
     /// The key column, as key lists name it.
     pub const KEY: &str = r#""bench_jobs"."id""#;
     pub const CLAIM: &str = r#"WITH candidates AS MATERIALIZED (SELECT "bench_jobs"."id" FROM "bench_jobs" WHERE ((("bench_jobs"."claim_token" IS NULL) OR ("bench_jobs"."claimed_at" < (statement_timestamp() - $1 * INTERVAL '1 microsecond'))) AND ("bench_jobs"."status" = $2)) ORDER BY "bench_jobs"."id" LIMIT $3 FOR UPDATE SKIP LOCKED) UPDATE "bench_jobs" SET "status" = $4, "owner" = $5, "claim_token" = $6, "claimed_at" = statement_timestamp() WHERE ("bench_jobs"."id") IN (SELECT * FROM candidates) AND ((("bench_jobs"."claim_token" IS NULL) OR ("bench_jobs"."claimed_at" < (statement_timestamp() - $7 * INTERVAL '1 microsecond'))) AND ("bench_jobs"."status" = $8)) RETURNING "bench_jobs"."id", "bench_jobs"."id", NULL"#;
-    pub const RELEASE: &str = r#"UPDATE "bench_jobs" SET "status" = $1, "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL WHERE ({keys} AND ("bench_jobs"."claim_token" = $2)) RETURNING "bench_jobs"."id""#;
+    pub const RELEASE: &str = r#"UPDATE "bench_jobs" SET "status" = $1, "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL WHERE ({keys} AND ("bench_jobs"."claim_token" = $2 AND ("bench_jobs"."claim_token")::text COLLATE "C" = $3)) RETURNING "bench_jobs"."id""#;
+    /// The release of one key: its matched count says whether the token still held the row.
+    pub const RELEASE_ONE: &str = r#"UPDATE "bench_jobs" SET "status" = $1, "owner" = NULL, "claim_token" = NULL, "claimed_at" = NULL WHERE ({keys} AND ("bench_jobs"."claim_token" = $2 AND ("bench_jobs"."claim_token")::text COLLATE "C" = $3))"#;
 
     fn claim_binds<'a>(n: i64, owner: &'a str, token: &'a str) -> [Bind<'a>; 8] {
         [
@@ -402,7 +420,9 @@ pub mod sqlite_batch {
     /// The key column, as key lists name it.
     pub const KEY: &str = "`bench_jobs`.`id`";
     pub const CLAIM: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = ?, `claim_token` = ?, `claimed_at` = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE (`bench_jobs`.`id`) IN (SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.6f seconds', -(?) / 1000000.0)))) AND (`bench_jobs`.`status` = ?)) ORDER BY `bench_jobs`.`id` LIMIT ?) AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.6f seconds', -(?) / 1000000.0)))) AND (`bench_jobs`.`status` = ?)) RETURNING `bench_jobs`.`id`, `bench_jobs`.`id`, NULL";
-    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?)) RETURNING `bench_jobs`.`id`";
+    pub const RELEASE: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ? AND `bench_jobs`.`claim_token` COLLATE BINARY = ?)) RETURNING `bench_jobs`.`id`";
+    /// The release of one key: its matched count says whether the token still held the row.
+    pub const RELEASE_ONE: &str = "UPDATE `bench_jobs` SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ? AND `bench_jobs`.`claim_token` COLLATE BINARY = ?))";
 
     fn claim_binds<'a>(n: i64, owner: &'a str, token: &'a str) -> [Bind<'a>; 8] {
         [
@@ -446,9 +466,9 @@ pub mod mysql_batch {
     /// A round of the batch's locking: candidates locked through the primary key.
     pub const LOCK_KEYS: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` FORCE INDEX (PRIMARY) WHERE {keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)) LIMIT ? FOR UPDATE SKIP LOCKED";
     pub const CLAIM_KEYS: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = ?, `claim_token` = ?, `claimed_at` = UTC_TIMESTAMP(6) WHERE ({keys} AND (((`bench_jobs`.`claim_token` IS NULL) OR (`bench_jobs`.`claimed_at` < (UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND))) AND (`bench_jobs`.`status` = ?)))";
-    pub const READ_BACK: &str = "SELECT `bench_jobs`.`id`, `bench_jobs`.`id`, NULL FROM `bench_jobs` WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?))";
-    pub const LOCK_HELD: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?)) FOR UPDATE";
-    pub const RELEASE: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ?))";
+    pub const READ_BACK: &str = "SELECT `bench_jobs`.`id`, `bench_jobs`.`id`, NULL FROM `bench_jobs` WHERE ({keys} AND (`bench_jobs`.`claim_token` = ? AND CAST(CONVERT(`bench_jobs`.`claim_token` USING utf8mb4) AS BINARY) = ?))";
+    pub const LOCK_HELD: &str = "SELECT `bench_jobs`.`id` FROM `bench_jobs` FORCE INDEX (PRIMARY) WHERE ({keys} AND (`bench_jobs`.`claim_token` = ? AND CAST(CONVERT(`bench_jobs`.`claim_token` USING utf8mb4) AS BINARY) = ?)) FOR UPDATE";
+    pub const RELEASE: &str = "UPDATE `bench_jobs` FORCE INDEX (PRIMARY) SET `status` = ?, `owner` = NULL, `claim_token` = NULL, `claimed_at` = NULL WHERE ({keys} AND (`bench_jobs`.`claim_token` = ? AND CAST(CONVERT(`bench_jobs`.`claim_token` USING utf8mb4) AS BINARY) = ?))";
 
     hand_statement!(HandCandidates, CANDIDATES);
     keyed_statement!(HandLockKeys, KEY, LOCK_KEYS);
@@ -456,6 +476,40 @@ pub mod mysql_batch {
     keyed_statement!(HandReadBack, KEY, READ_BACK);
     keyed_statement!(HandLockHeld, KEY, LOCK_HELD);
     keyed_statement!(HandRelease, KEY, RELEASE);
+    hand_statement!(HandCommit, "COMMIT");
+
+    /// `body` in a short READ COMMITTED transaction, as the library runs its own: begun by
+    /// Diesel's transaction manager, committed by a prepared `COMMIT` (one round trip, where
+    /// Diesel's plain-text one is three), rolled back as Diesel's `transaction` does.
+    fn short_transaction<T>(
+        conn: &mut Conn,
+        body: impl FnOnce(&mut Conn) -> QueryResult<T>,
+    ) -> QueryResult<T> {
+        use diesel::connection::{
+            AnsiTransactionManager, TransactionDepthChange, TransactionManager,
+            TransactionManagerStatus,
+        };
+        conn.batch_execute(READ_COMMITTED)?;
+        AnsiTransactionManager::begin_transaction(conn)?;
+        let commit = |conn: &mut Conn| -> QueryResult<()> {
+            PreparedSql::<HandCommit, 0>::new([]).execute(conn)?;
+            match AnsiTransactionManager::transaction_manager_status_mut(conn) {
+                TransactionManagerStatus::Valid(status) => {
+                    status.change_transaction_depth(TransactionDepthChange::DecreaseDepth)
+                }
+                TransactionManagerStatus::InError => {
+                    Err(diesel::result::Error::BrokenTransactionManager)
+                }
+            }
+        };
+        match body(conn).and_then(|done| commit(conn).map(|()| done)) {
+            Ok(done) => Ok(done),
+            Err(error) => match AnsiTransactionManager::rollback_transaction(conn) {
+                Ok(()) | Err(diesel::result::Error::BrokenTransactionManager) => Err(error),
+                Err(rollback_error) => Err(rollback_error),
+            },
+        }
+    }
 
     /// The further windows of candidates a batch reads at the most, as the library.
     const MOST_FURTHER_WINDOWS: i64 = 16;
@@ -521,8 +575,7 @@ pub mod mysql_batch {
             if candidates.is_empty() {
                 return Ok(Vec::new());
             }
-            conn.batch_execute(READ_COMMITTED)?;
-            conn.transaction(|conn| {
+            short_transaction(conn, |conn| {
                 let mut taken: Vec<i64> = Vec::with_capacity(wanted);
                 lock_some(&candidates, true, &mut taken, conn)?;
                 // Every candidate held by other claims: the next windows, as the library reads
@@ -546,7 +599,11 @@ pub mod mysql_batch {
                 )
                 .execute(conn)?;
                 read(
-                    KeyedSql::<HandReadBack, 0, 1>::new([], &taken, [Bind::Text(token)]),
+                    KeyedSql::<HandReadBack, 0, 2>::new(
+                        [],
+                        &taken,
+                        [Bind::Text(token), Bind::Text(token)],
+                    ),
                     conn,
                 )
             })
@@ -563,16 +620,22 @@ pub mod mysql_batch {
         token: &str,
         status: &str,
     ) -> QueryResult<Vec<i64>> {
-        let release =
-            KeyedSql::<HandRelease, 1, 1>::new([Bind::Text(status)], keys, [Bind::Text(token)]);
+        let release = KeyedSql::<HandRelease, 1, 2>::new(
+            [Bind::Text(status)],
+            keys,
+            [Bind::Text(token), Bind::Text(token)],
+        );
         if let [key] = keys {
             let matched = release.execute(conn)?;
             return Ok(if matched > 0 { vec![*key] } else { Vec::new() });
         }
-        conn.batch_execute(READ_COMMITTED)?;
-        conn.transaction(|conn| {
+        short_transaction(conn, |conn| {
             let held: Vec<Id> = read(
-                KeyedSql::<HandLockHeld, 0, 1>::new([], keys, [Bind::Text(token)]),
+                KeyedSql::<HandLockHeld, 0, 2>::new(
+                    [],
+                    keys,
+                    [Bind::Text(token), Bind::Text(token)],
+                ),
                 conn,
             )?;
             let held = ids(held);

@@ -52,8 +52,9 @@ fn with_variables(sql: &str, names: &[&str]) -> Res<String> {
 fn script() -> Res<String> {
     // The caller's changes (the status) come first in the SET list, as the library writes it.
     let claim = with_variables(Pg::CLAIM, &["running", "owner", "token", "id", "lease"])?;
-    let renew = with_variables(Pg::RENEW, &["id", "token"])?;
-    let release = with_variables(Pg::RELEASE, &["queued", "id", "token"])?;
+    // The token twice: the library compares it exactly, beside the plain `=`.
+    let renew = with_variables(Pg::RENEW, &["id", "token", "token"])?;
+    let release = with_variables(Pg::RELEASE, &["queued", "id", "token", "token"])?;
     Ok(format!(
         "\\set id :client_id + 1\n\\set token random(1000000000000000000, 9000000000000000000)\n\
          \\set lease {LEASE_MICROS}\n{claim};\n{renew};\n{release};\n"

@@ -61,6 +61,37 @@ struct Setting {
     value: String,
 }
 
+/// The binds of releasing one agent lock by hand: its key, then the token and the owner, each
+/// twice, as the library's exact comparison binds them.
+fn held_by<'a>(key: &'a str, token: &'a str) -> [Bind<'a>; 5] {
+    use crate::suite::OWNER;
+    [
+        Bind::Text(key),
+        Bind::Text(token),
+        Bind::Text(token),
+        Bind::Text(OWNER),
+        Bind::Text(OWNER),
+    ]
+}
+
+/// `sql`, releasing one agent lock, with the binds of [`held_by`], prepared at every execution.
+fn release_uncached<'a>(
+    sql: &'static str,
+    key: &'a str,
+    token: &'a str,
+) -> impl RunQueryDsl<Conn>
+       + diesel::query_builder::QueryFragment<<Conn as Connection>::Backend>
+       + diesel::query_builder::QueryId
+       + 'a {
+    use crate::suite::OWNER;
+    diesel::sql_query(sql)
+        .bind::<Text, _>(key)
+        .bind::<Text, _>(token)
+        .bind::<Text, _>(token)
+        .bind::<Text, _>(OWNER)
+        .bind::<Text, _>(OWNER)
+}
+
 fn cleanup_agent_rows(conn: &mut Conn) -> Res<()> {
     diesel::sql_query("DELETE FROM conversations WHERE id LIKE 'bench-%'").execute(conn)?;
     diesel::sql_query("DELETE FROM user_settings WHERE user_id LIKE 'bench-%'").execute(conn)?;
@@ -186,7 +217,11 @@ impl Ops for B {
             }
             // MySQL/MariaDB's read-back, after a failed read as the library's.
             return read_one(
-                PreparedSql::<HandReadBack, 2>::new([Bind::BigInt(id), Bind::Text(token)]),
+                PreparedSql::<HandReadBack, 3>::new([
+                    Bind::BigInt(id),
+                    Bind::Text(token),
+                    Bind::Text(token),
+                ]),
                 conn,
             )
             .optional();
@@ -206,6 +241,7 @@ impl Ops for B {
                 diesel::sql_query(read_back)
                     .bind::<BigInt, _>(id)
                     .bind::<Text, _>(token)
+                    .bind::<Text, _>(token)
                     .get_result(conn)
                     .optional()
             }
@@ -222,18 +258,25 @@ impl Ops for B {
         let won = B::hand_claim::<CACHED>(conn, id, owner, token, micros)?;
         check(won.is_some(), "the hand-written claim lost")?;
         let renewed = if CACHED {
-            PreparedSql::<HandRenew, 2>::new([Bind::BigInt(id), Bind::Text(token)]).execute(conn)?
+            PreparedSql::<HandRenew, 3>::new([
+                Bind::BigInt(id),
+                Bind::Text(token),
+                Bind::Text(token),
+            ])
+            .execute(conn)?
         } else {
             diesel::sql_query(B::RENEW)
                 .bind::<BigInt, _>(id)
+                .bind::<Text, _>(token)
                 .bind::<Text, _>(token)
                 .execute(conn)?
         };
         check(renewed == 1, "the hand-written renewal changed no row")?;
         let released = if CACHED {
-            PreparedSql::<HandRelease, 3>::new([
+            PreparedSql::<HandRelease, 4>::new([
                 Bind::Text("queued"),
                 Bind::BigInt(id),
+                Bind::Text(token),
                 Bind::Text(token),
             ])
             .execute(conn)?
@@ -241,6 +284,7 @@ impl Ops for B {
             diesel::sql_query(B::RELEASE)
                 .bind::<Text, _>("queued")
                 .bind::<BigInt, _>(id)
+                .bind::<Text, _>(token)
                 .bind::<Text, _>(token)
                 .execute(conn)?
         };
@@ -340,14 +384,21 @@ impl Ops for B {
         user: &str,
         token: &str,
     ) -> Res<()> {
+        use crate::suite::OWNER;
         if let Some(sql) = B::RELEASE_BOTH {
             let released = if CACHED {
-                PreparedSql::<HandReleaseBoth, 5>::new([
+                PreparedSql::<HandReleaseBoth, 11>::new([
                     Bind::Text(chat),
                     Bind::Text(user),
                     Bind::Text(user),
                     Bind::Text(token),
                     Bind::Text(token),
+                    Bind::Text(OWNER),
+                    Bind::Text(OWNER),
+                    Bind::Text(token),
+                    Bind::Text(token),
+                    Bind::Text(OWNER),
+                    Bind::Text(OWNER),
                 ])
                 .execute(conn)?
             } else {
@@ -357,6 +408,12 @@ impl Ops for B {
                     .bind::<Text, _>(user)
                     .bind::<Text, _>(token)
                     .bind::<Text, _>(token)
+                    .bind::<Text, _>(OWNER)
+                    .bind::<Text, _>(OWNER)
+                    .bind::<Text, _>(token)
+                    .bind::<Text, _>(token)
+                    .bind::<Text, _>(OWNER)
+                    .bind::<Text, _>(OWNER)
                     .execute(conn)?
             };
             return check(
@@ -367,21 +424,13 @@ impl Ops for B {
         let released = conn.transaction::<_, diesel::result::Error, _>(|conn| {
             let (chat, user) = if CACHED {
                 (
-                    PreparedSql::<HandReleaseChat, 2>::new([Bind::Text(chat), Bind::Text(token)])
-                        .execute(conn)?,
-                    PreparedSql::<HandReleaseUser, 2>::new([Bind::Text(user), Bind::Text(token)])
-                        .execute(conn)?,
+                    PreparedSql::<HandReleaseChat, 5>::new(held_by(chat, token)).execute(conn)?,
+                    PreparedSql::<HandReleaseUser, 5>::new(held_by(user, token)).execute(conn)?,
                 )
             } else {
                 (
-                    diesel::sql_query(B::RELEASE_CHAT)
-                        .bind::<Text, _>(chat)
-                        .bind::<Text, _>(token)
-                        .execute(conn)?,
-                    diesel::sql_query(B::RELEASE_USER)
-                        .bind::<Text, _>(user)
-                        .bind::<Text, _>(token)
-                        .execute(conn)?,
+                    release_uncached(B::RELEASE_CHAT, chat, token).execute(conn)?,
+                    release_uncached(B::RELEASE_USER, user, token).execute(conn)?,
                 )
             };
             Ok(chat == 1 && user == 1)
@@ -391,13 +440,9 @@ impl Ops for B {
 
     fn hand_release_chat<const CACHED: bool>(conn: &mut Conn, chat: &str, token: &str) -> Res<()> {
         if CACHED {
-            PreparedSql::<HandReleaseChat, 2>::new([Bind::Text(chat), Bind::Text(token)])
-                .execute(conn)?;
+            PreparedSql::<HandReleaseChat, 5>::new(held_by(chat, token)).execute(conn)?;
         } else {
-            diesel::sql_query(B::RELEASE_CHAT)
-                .bind::<Text, _>(chat)
-                .bind::<Text, _>(token)
-                .execute(conn)?;
+            release_uncached(B::RELEASE_CHAT, chat, token).execute(conn)?;
         }
         Ok(())
     }
