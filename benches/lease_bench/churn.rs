@@ -18,9 +18,9 @@ use diesel::sql_types::BigInt;
 
 use crate::backend::{self, Ops, Pg};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::{Options, Res};
 use crate::suite::lease;
 use crate::suite::OWN_SERVER;
-use crate::{Options, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 14;

@@ -8,10 +8,11 @@ use std::cell::RefCell;
 use diesel_lease::Claim;
 
 use crate::backend::{self, Ops};
-use crate::measure::{interleave, median, micros_per_op, paired_ratio, Plan, Variant};
+use crate::measure::{interleave, median, micros_per_op, paired_ratio, Variant};
 use crate::results::{Better, Results, Row};
+use crate::shared::Plan;
+use crate::shared::Res;
 use crate::suite::{lease, OWNER};
-use crate::Res;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 12;

@@ -7,10 +7,11 @@ use diesel::Connection;
 use diesel_lease::Claim;
 
 use crate::backend::{self, Ops};
-use crate::measure::{self, interleave, median, paired_ratio, Plan, Variant};
+use crate::measure::{self, interleave, median, paired_ratio, Variant};
 use crate::results::{Better, Results, Row};
+use crate::shared::Plan;
+use crate::shared::{check, Res};
 use crate::suite::{lease, new_token, throughput, HOT, LEASE_MICROS, OWNER};
-use crate::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 5;

@@ -14,10 +14,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{self, Ops};
-use crate::measure::{median, paired_ratio, Plan};
+use crate::measure::{median, paired_ratio};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::Res;
 use crate::suite::{lease, throughput};
-use crate::Res;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 11;

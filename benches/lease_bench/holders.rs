@@ -6,10 +6,10 @@ use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease_agent::TurnRef;
 
 use crate::backend::{self, Ops};
-use crate::measure::Plan;
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::Res;
 use crate::suite::locks;
-use crate::Res;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 4;

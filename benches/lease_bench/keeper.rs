@@ -20,12 +20,11 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use diesel_lease::{Claim, Keeper, KeeperSettings};
 
 use crate::backend::{self, Backend, ConnPool, Ops};
-use crate::measure::{
-    interleave, median, micros_per_op, paired_ratio, Plan, StatementLog, Variant,
-};
+use crate::measure::{interleave, median, micros_per_op, paired_ratio, StatementLog, Variant};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::{check, Res};
 use crate::suite::{lease, OWNER};
-use crate::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 9;

@@ -25,13 +25,8 @@
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeSet;
-use std::marker::PhantomData;
 
-use chrono::{DateTime, Utc};
-use diesel::backend::Backend;
-use diesel::prelude::*;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel_lease::backend::LeaseBackend;
+use crate::shared::{Options, Plan, Res};
 
 mod backend;
 mod batch;
@@ -39,6 +34,7 @@ mod churn;
 mod commits;
 mod contention;
 mod growth;
+mod hand_sql;
 mod holders;
 mod keeper;
 mod measure;
@@ -52,228 +48,12 @@ mod profile_figures;
 mod report;
 mod results;
 mod sections;
+mod shared;
 mod suite;
+mod tables;
 mod text;
 mod turns;
 mod writes;
-
-pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
-
-    /// The benchmark's own leased rows.
-    bench_leases (id) {
-        id -> BigInt,
-        status -> Text,
-        owner -> Nullable<Text>,
-        claim_token -> Nullable<Text>,
-        claimed_at -> Nullable<UtcTimestamp>,
-    }
-}
-
-diesel_lease::claim_lease!(bench_leases);
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
-
-    /// The rows a keeper keeps in measurement 9.
-    bench_kept (id) {
-        id -> BigInt,
-        owner -> Nullable<Text>,
-        claim_token -> Nullable<Text>,
-        claimed_at -> Nullable<UtcTimestamp>,
-    }
-}
-
-diesel_lease::claim_lease!(bench_kept);
-
-diesel::table! {
-    use diesel::sql_types::*;
-    use diesel_lease::sql_types::UtcTimestamp;
-
-    /// The queue of measurement 11: most of its jobs done and kept, as real queues keep them.
-    bench_growth (id) {
-        id -> BigInt,
-        status -> Text,
-        owner -> Nullable<Text>,
-        claim_token -> Nullable<Text>,
-        claimed_at -> Nullable<UtcTimestamp>,
-    }
-}
-
-diesel_lease::claim_lease!(bench_growth);
-
-/// A row of `bench_leases`, read by the library (`Queryable`) and by `sql_query` (`QueryableByName`).
-#[derive(Debug, Queryable, QueryableByName)]
-#[diesel(table_name = bench_leases)]
-#[allow(dead_code)] // read back to be decoded, as a caller would
-pub struct LeaseRow {
-    pub id: i64,
-    pub status: String,
-    pub owner: Option<String>,
-    pub claim_token: Option<String>,
-    pub claimed_at: Option<DateTime<Utc>>,
-}
-
-/// A bound value of hand-written SQL.
-#[derive(Debug, Clone, Copy)]
-pub enum Bind<'a> {
-    Text(&'a str),
-    BigInt(i64),
-}
-
-/// Hand-written SQL known by its marker type: its text cut at the placeholders (`$n` or `?`).
-pub trait HandSql: 'static {
-    fn fragments() -> &'static [&'static str];
-}
-
-/// `sql` cut at each placeholder: n placeholders give n + 1 fragments.
-pub fn split_placeholders(sql: &'static str) -> Vec<&'static str> {
-    let mut fragments = Vec::new();
-    let (bytes, mut start, mut at) = (sql.as_bytes(), 0, 0);
-    while at < bytes.len() {
-        let length = match bytes[at] {
-            b'?' => 1,
-            b'$' => {
-                1 + bytes[at + 1..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .count()
-            }
-            _ => 0,
-        };
-        if length > 0 {
-            fragments.push(&sql[start..at]);
-            at += length;
-            start = at;
-        } else {
-            at += 1;
-        }
-    }
-    fragments.push(&sql[start..]);
-    fragments
-}
-
-/// Hand-written SQL with its binds, prepared once per connection (unlike `sql_query`, which
-/// Diesel never caches).
-pub struct PreparedSql<'a, M, const N: usize> {
-    binds: [Bind<'a>; N],
-    marker: PhantomData<M>,
-}
-
-impl<'a, M: HandSql, const N: usize> PreparedSql<'a, M, N> {
-    pub fn new(binds: [Bind<'a>; N]) -> Self {
-        debug_assert_eq!(M::fragments().len(), N + 1, "one bind per placeholder");
-        Self {
-            binds,
-            marker: PhantomData,
-        }
-    }
-}
-
-impl<M: 'static, const N: usize> QueryId for PreparedSql<'_, M, N> {
-    type QueryId = M;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl<M, const N: usize> Query for PreparedSql<'_, M, N> {
-    type SqlType = diesel::sql_types::Untyped;
-}
-
-impl<'a, M, const N: usize, DB> QueryFragment<DB> for PreparedSql<'a, M, N>
-where
-    M: HandSql,
-    DB: Backend,
-    str: diesel::serialize::ToSql<diesel::sql_types::Text, DB>,
-    i64: diesel::serialize::ToSql<diesel::sql_types::BigInt, DB>,
-    DB: diesel::sql_types::HasSqlType<diesel::sql_types::Text>
-        + diesel::sql_types::HasSqlType<diesel::sql_types::BigInt>,
-{
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let fragments = M::fragments();
-        for (n, fragment) in fragments.iter().enumerate() {
-            out.push_sql(fragment);
-            match self.binds.get(n) {
-                Some(Bind::Text(text)) => {
-                    out.push_bind_param::<diesel::sql_types::Text, _>(*text)?
-                }
-                Some(Bind::BigInt(value)) => {
-                    out.push_bind_param::<diesel::sql_types::BigInt, _>(value)?
-                }
-                None => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-impl<M, const N: usize, C> RunQueryDsl<C> for PreparedSql<'_, M, N> {}
-
-/// `query`'s first row, as Diesel's `get_result` reads it; after a database error, the connection
-/// given what its backend needs before the statement may run again, as the library does after
-/// each of its reads (`diesel_lease::backend::read`, which collects every row): on MySQL/MariaDB
-/// its prepared statements dropped, since Connector/C leaves a cached statement whose result
-/// failed past its header unable to run again, and its next execution would never return (issue
-/// 15 item 1). Every hand-written read the harness caches on MySQL/MariaDB goes through here or
-/// through `read`.
-pub fn read_one<'q, C, Q, U>(query: Q, conn: &mut C) -> QueryResult<U>
-where
-    C: Connection,
-    C::Backend: LeaseBackend,
-    Q: RunQueryDsl<C> + diesel::query_dsl::LoadQuery<'q, C, U>,
-{
-    let row = query.get_result(conn);
-    if let Err(diesel::result::Error::DatabaseError(..)) = row {
-        <C::Backend as LeaseBackend>::after_failed_read(conn);
-    }
-    row
-}
-
-/// Declares the marker of a hand-written statement and where its SQL is.
-#[macro_export]
-macro_rules! hand_statement {
-    ($marker:ident, $sql:expr) => {
-        pub struct $marker;
-
-        impl $crate::HandSql for $marker {
-            fn fragments() -> &'static [&'static str] {
-                static FRAGMENTS: std::sync::OnceLock<Vec<&'static str>> =
-                    std::sync::OnceLock::new();
-                FRAGMENTS.get_or_init(|| $crate::split_placeholders($sql))
-            }
-        }
-    };
-}
-
-/// Fails with `what` unless `ok`.
-pub fn check(ok: bool, what: &str) -> Res<()> {
-    if ok {
-        Ok(())
-    } else {
-        Err(what.into())
-    }
-}
-
-/// What this run does.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub plan: measure::Plan,
-    pub only: Option<BTreeSet<u32>>,
-    pub write: bool,
-    /// Where the page, the plot and the JSON go: `docs/`, or `--out DIR`.
-    pub docs: std::path::PathBuf,
-}
-
-impl Options {
-    pub fn runs(&self, measurement: u32) -> bool {
-        self.only
-            .as_ref()
-            .is_none_or(|only| only.contains(&measurement))
-    }
-}
 
 fn main() {
     if let Err(error) = run() {
@@ -316,11 +96,7 @@ fn run() -> Res<()> {
         .transpose()?;
     let out_is_docs = out.is_none();
     let options = Options {
-        plan: if quick {
-            measure::Plan::quick()
-        } else {
-            measure::Plan::full()
-        },
+        plan: if quick { Plan::quick() } else { Plan::full() },
         only,
         write: out.is_some() || (!args.iter().any(|arg| arg == "--no-write") && !quick),
         docs: out.unwrap_or_else(|| {

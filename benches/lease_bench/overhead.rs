@@ -7,12 +7,11 @@ use std::sync::atomic::Ordering;
 use diesel_lease::Claim;
 
 use crate::backend::Ops;
-use crate::measure::{
-    interleave, median, micros_per_op, paired_ratio, Plan, StatementLog, Variant,
-};
+use crate::measure::{interleave, median, micros_per_op, paired_ratio, StatementLog, Variant};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::Res;
 use crate::suite::{lease, new_token, proxied, LEASE_MICROS, OWNER};
-use crate::Res;
 
 /// The goal (issue 23): the library's cycle at most this many times the time of the same SQL by
 /// hand, prepared once.

@@ -7,8 +7,9 @@ use diesel::sql_types::Text;
 
 use crate::backend::Pg;
 use crate::results::Results;
+use crate::shared::{Options, Res};
 use crate::suite::OWN_SERVER;
-use crate::{churn, growth, writes, Options, Res};
+use crate::{churn, growth, writes};
 
 #[path = "../../tests/faults/server.rs"]
 mod server;

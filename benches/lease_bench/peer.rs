@@ -13,10 +13,11 @@ use diesel::connection::SimpleConnection;
 
 use crate::backend::{self, Pg};
 use crate::backend::{Backend, Ops};
-use crate::measure::{median, paired_ratio, Plan};
+use crate::measure::{median, paired_ratio};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::{check, Res};
 use crate::suite::lease;
-use crate::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 13;

@@ -10,8 +10,8 @@ use diesel_lease::Claim;
 use crate::backend::{self, Backend, Ops, Pg};
 use crate::measure::{interleave, median, paired_ratio, warm_up, Variant};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::{check, Options, Res};
 use crate::suite::{lease, throughput, LEASE_MICROS, OWNER, THREADS};
-use crate::{check, Options, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 2;

@@ -15,8 +15,8 @@ use diesel_lease::{Claim, Lease};
 use crate::backend::{self, Ops, Pg};
 use crate::measure::{interleave, median, micros_per_op, paired_ratio, Variant};
 use crate::results::{Better, Results, Row};
+use crate::shared::{Options, Res};
 use crate::suite::{LEASE_MICROS, OWNER};
-use crate::{Options, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 10;

@@ -7,8 +7,8 @@ use diesel_lease::{Claim, Lease};
 use crate::backend::{self, Backend, Ops, Sqlite};
 use crate::profile_figures::Profile;
 use crate::results::{Better, Results, Row};
+use crate::shared::{Options, Res};
 use crate::suite::{self, OWNER};
-use crate::{Options, Res};
 
 /// The variants profiled, by the name the child process gets: what each cycle runs.
 pub const VARIANTS: [(&str, &str); 4] = [

@@ -1,8 +1,9 @@
 //! The run of measurements 1 and 3 to 6 and 9 on a backend, after the start-up check.
 use crate::backend::{self, Ops};
 use crate::results::Results;
+use crate::shared::{Options, Res};
 use crate::suite::verify;
-use crate::{contention, holders, keeper, overhead, turns, Options, Res};
+use crate::{contention, holders, keeper, overhead, turns};
 
 /// Measurements 1 (6 on SQLite), 3, 4, 5 and 9 on backend `B`.
 pub fn run<B: Ops>(url: &str, options: &Options, results: &mut Results) -> Res<()> {

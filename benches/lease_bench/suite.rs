@@ -9,7 +9,7 @@ use diesel_lease_agent::{AgentLocks, TurnRef};
 
 use crate::backend::{self, ConnPool, Ops};
 use crate::measure::StatementLog;
-use crate::{check, Res};
+use crate::shared::{check, Res};
 
 /// How the results name the throwaway PostgreSQL that own_server.rs starts.
 pub const OWN_SERVER: &str = "PostgreSQL (own server)";

@@ -7,10 +7,11 @@ use diesel::connection::SimpleConnection;
 use diesel_lease_agent::TurnRef;
 
 use crate::backend::{self, Ops};
-use crate::measure::{interleave, median, paired_ratio, Plan, StatementLog, Variant};
+use crate::measure::{interleave, median, paired_ratio, StatementLog, Variant};
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::{check, Res};
 use crate::suite::{hand_turn, lib_turn, locks, new_token, proxied, throughput, THREADS};
-use crate::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 3;

@@ -12,11 +12,11 @@ use diesel::sql_types::BigInt;
 use diesel_lease::{Claim, Keeper, KeeperSettings, LeaseColumns};
 
 use crate::backend::{self, Ops, Pg};
-use crate::measure::Plan;
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::Plan;
+use crate::shared::{check, Res};
 use crate::suite::OWN_SERVER;
 use crate::suite::{lease, OWNER};
-use crate::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 16;

@@ -13,7 +13,8 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, R2D2Connection}
 use diesel_lease::{Claim, Keeper, Kept, Lease};
 use diesel_lease_agent::AgentConnection;
 
-use crate::{bench_kept, LeaseRow, Res};
+use crate::shared::Res;
+use crate::tables::{bench_kept, LeaseRow};
 
 pub mod mysql;
 pub mod pg;

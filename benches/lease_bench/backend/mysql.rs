@@ -4,7 +4,8 @@ use diesel::sql_types::BigInt;
 use diesel_lease::prelude::*;
 
 use super::{growth_namespace_name, run_alone, Backend, IntFlag};
-use crate::{bench_leases, LeaseRow, Res};
+use crate::shared::Res;
+use crate::tables::{bench_leases, LeaseRow};
 
 /// MySQL/MariaDB.
 #[derive(Debug)]
@@ -92,8 +93,8 @@ impl Backend for Mysql {
         let read_back = t
             .find(id)
             .filter(t.held_by(claim.token()))
-            .select((bench_leases::all_columns, crate::batch::no_fence()));
-        crate::read_one::<_, _, (LeaseRow, Option<i64>)>(read_back, conn)
+            .select((bench_leases::all_columns, crate::tables::no_fence()));
+        crate::hand_sql::read_one::<_, _, (LeaseRow, Option<i64>)>(read_back, conn)
             .optional()
             .map(|won| won.map(|(row, _)| row))
     }

@@ -7,11 +7,10 @@ use diesel_lease::{Keeper, Kept};
 use diesel_lease_agent::schema::{conversations, user_settings};
 
 use crate::backend::{Backend, Ops};
+use crate::hand_sql::{hand_statement, read_one, Bind, PreparedSql};
+use crate::shared::{check, Res};
 use crate::suite::HOT;
-use crate::{
-    bench_growth, bench_kept, bench_leases, check, hand_statement, read_one, Bind, LeaseRow,
-    PreparedSql, Res,
-};
+use crate::tables::{bench_growth, bench_kept, bench_leases, LeaseRow};
 
 hand_statement!(HandClaim, <B as Backend>::CLAIM);
 hand_statement!(HandReadBack, <B as Backend>::READ_BACK.unwrap_or_default());

@@ -4,7 +4,8 @@ use diesel::prelude::*;
 use diesel_lease::prelude::*;
 
 use super::{growth_namespace_name, Backend};
-use crate::{bench_leases, LeaseRow, Res};
+use crate::shared::Res;
+use crate::tables::{bench_leases, LeaseRow};
 use diesel::r2d2::CustomizeConnection;
 
 /// SQLite.
@@ -74,7 +75,7 @@ impl Backend for Sqlite {
         // The library also reads the fence: NULL for a table without one.
         diesel::update(t.find(id).filter(t.claimable(lease)))
             .set((bench_leases::status.eq("running"), t.taken(claim)))
-            .returning((bench_leases::all_columns, crate::batch::no_fence()))
+            .returning((bench_leases::all_columns, crate::tables::no_fence()))
             .get_result::<(LeaseRow, Option<i64>)>(conn)
             .optional()
             .map(|won| won.map(|(row, _)| row))

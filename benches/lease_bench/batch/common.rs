@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::BigInt;
 
-use crate::{check, Res};
+use crate::shared::{check, Res};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
 pub const SECTION: u32 = 8;
@@ -88,11 +88,6 @@ pub fn cell_figure(threads: usize, batch: usize) -> String {
 
 pub const LOST_FIGURE: &str = "lost races, all cells (a claim that found its job taken)";
 pub const CLAIM_ROW_FIGURE: &str = "µs per claim of one row by key";
-
-/// The fence the library reads back beside a claimed row: `NULL` on a table without one.
-pub fn no_fence() -> diesel_lease::sql::Null<diesel::sql_types::Nullable<BigInt>> {
-    diesel_lease::sql::Null::default()
-}
 
 /// How a worker claims its jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! MySQL/MariaDB's batch statements: candidates read without a lock, then short READ COMMITTED
 //! transactions.
-use super::prelude::*;
+use crate::batch::prelude::*;
 
 pub const NAME: &str = <crate::backend::Mysql as crate::backend::Backend>::NAME;
 pub type Conn = MysqlConnection;

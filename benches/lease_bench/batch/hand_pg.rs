@@ -1,6 +1,6 @@
 //! PostgreSQL's batch statements.
-use super::prelude::*;
-use super::returning::returning_backend;
+use crate::batch::prelude::*;
+use crate::batch::returning::returning_backend;
 
 pub const NAME: &str = <crate::backend::Pg as crate::backend::Backend>::NAME;
 pub type Conn = PgConnection;

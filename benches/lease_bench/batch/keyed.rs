@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::BigInt;
 
-use crate::{split_placeholders, Bind};
+use crate::hand_sql::{split_placeholders, Bind};
 
 /// Hand-written SQL where its text says `{keys}`: whether a row's key is among a list, written as
 /// the library writes it (`diesel_lease::__private::sql::KeysIn`), known by its marker type.

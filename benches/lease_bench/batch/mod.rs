@@ -9,20 +9,19 @@
 //! Its files: `common.rs` (what they share), `keyed.rs` (hand-written SQL with a list of keys),
 //! `hand_pg.rs`, `hand_sqlite.rs` and `hand_mysql.rs` (each backend's hand-written statements,
 //! `returning.rs` the part PostgreSQL and SQLite share), `workers.rs`, `verify.rs` and `cells.rs`
-//! (the measurement, stamped into a module for each backend here), `page.rs` (its headline).
+//! (the measurement, stamped into a module for each backend here). Its headline in
+//! docs/benchmarks.md is the page writer's: `report/batch_claims.rs`.
 mod cells;
-mod common;
+pub mod common;
 mod hand_mysql;
 mod hand_pg;
 mod hand_sqlite;
 mod keyed;
-mod page;
 mod returning;
 mod verify;
 mod workers;
 
-pub use common::{no_fence, SECTION};
-pub use page::markdown;
+pub use common::SECTION;
 
 /// What the files of hand-written statements use.
 mod prelude {
@@ -32,11 +31,13 @@ mod prelude {
     pub use diesel_lease::backend::read;
     pub use diesel_lease::prelude::*;
 
-    pub use super::common::*;
-    pub(crate) use super::keyed::keyed_statement;
-    pub use super::keyed::{ByText, KeyedSql};
+    pub use crate::batch::common::*;
+    pub(crate) use crate::batch::keyed::keyed_statement;
+    pub use crate::batch::keyed::{ByText, KeyedSql};
+    pub(crate) use crate::hand_sql::hand_statement;
+    pub use crate::hand_sql::{read_one, Bind, PreparedSql};
     pub use crate::suite::LEASE_MICROS;
-    pub use crate::{hand_statement, read_one, Bind, PreparedSql};
+    pub use crate::tables::no_fence;
 }
 
 macro_rules! batch_suite {
@@ -48,13 +49,14 @@ macro_rules! batch_suite {
 
             use diesel::result::DatabaseErrorKind;
 
-            use super::prelude::*;
-            use super::$sql as sql;
-            use crate::measure::{interleave, median, paired_ratio, Plan, StatementLog, Variant};
+            use crate::batch::prelude::*;
+            use crate::batch::$sql as sql;
+            use crate::measure::{interleave, median, paired_ratio, StatementLog, Variant};
             use crate::results::{Better, Goal, Results, Row};
+            use crate::shared::Plan;
+            use crate::shared::{check, Options, Res};
             use crate::suite::{new_token, OWNER};
             use crate::text::number;
-            use crate::{check, Options, Res};
             type B = crate::backend::$suite;
             type Conn = <B as crate::backend::Backend>::Conn;
             type ConnPool = crate::backend::ConnPool<B>;
@@ -64,9 +66,9 @@ macro_rules! batch_suite {
                 crate::suite::same_statements(sql::NAME, what, library, hand)
             }
 
-            super::workers::workers!();
-            super::verify::verify!();
-            super::cells::cells!();
+            crate::batch::workers::workers!();
+            crate::batch::verify::verify!();
+            crate::batch::cells::cells!();
         }
     };
 }

@@ -1,7 +1,7 @@
-//! The headline of measurement 8 in docs/benchmarks.md, from its rows.
+//! The headline of measurement 8 (the batch claims) in docs/benchmarks.md, from its rows.
 use std::fmt::Write as _;
 
-use super::common::*;
+use crate::batch::common::*;
 use crate::results::Row;
 use crate::text::number;
 

@@ -1,12 +1,16 @@
 //! The results: markdown tables, `results.json`, the SVG plot of the ratios, and the generated
-//! part of `docs/benchmarks.md`.
+//! part of `docs/benchmarks.md`: the page writer, reached from main.rs alone. It reads the
+//! measurements' results (`results.rs`) and their section numbers and figure names; no measurement
+//! imports it.
 use std::fmt::Write as _;
 use std::process::Command;
 
 use crate::profile_figures::Profile;
 use crate::results::{Better, Goal, Results, Row};
+use crate::shared::{Options, Res};
 use crate::text::{command_line, number};
-use crate::{Options, Res};
+
+mod batch_claims;
 
 /// The measurements, numbered as in the issue.
 pub const SECTIONS: [(u32, &str); 16] = [
@@ -280,7 +284,7 @@ pub fn markdown(results: &Results) -> String {
         }
         let _ = writeln!(md, "\n### {section}. {title}\n");
         if section == crate::batch::SECTION {
-            md.push_str(&crate::batch::markdown(&rows));
+            md.push_str(&batch_claims::markdown(&rows));
         }
         md.push_str("| Backend | Figure | Baseline | Baseline, raw | Library, raw | Ratio (library ÷ baseline) | Rounds' range | Goal | Met |\n");
         md.push_str("|---|---|---|---:|---:|---:|---:|---|---|\n");
