@@ -99,9 +99,8 @@ fn run() -> Res<()> {
         plan: if quick { Plan::quick() } else { Plan::full() },
         only,
         write: out.is_some() || (!args.iter().any(|arg| arg == "--no-write") && !quick),
-        docs: out.unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs")
-        }),
+        docs: out
+            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs")),
     };
     // Results written into docs/ must be of a commit: the checkout has to be clean.
     let revision = report::Revision::current();

@@ -116,7 +116,7 @@ fn open_jobs(conn: &mut <Pg as Backend>::Conn) -> Res<i64> {
 /// graphile-worker installed into the harness's folder: where its script runs from.
 fn install() -> Result<PathBuf, String> {
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/graphile");
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/graphile-bench");
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graphile-bench");
     for program in ["node", "npm"] {
         if Command::new(program).arg("--version").output().is_err() {
             return Err(format!("{program} is not installed"));

@@ -91,7 +91,7 @@ pub fn machine() -> Vec<(String, String)> {
         .map(|name| name.trim_matches('"').to_owned())
         .unwrap_or_else(|| std::env::consts::OS.into());
     let kernel = read("/proc/sys/kernel/osrelease").trim().to_owned();
-    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock"))
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
         .unwrap_or_default();
     let locked = |name: &str| {
         let header = format!("name = \"{name}\"\n");
