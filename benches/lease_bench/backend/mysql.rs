@@ -130,4 +130,5 @@ mod ops {
     type B = super::Mysql;
     type Conn = diesel::MysqlConnection;
     include!("ops.rs");
+    include!("fixtures.rs");
 }

@@ -116,4 +116,5 @@ mod ops {
     type B = super::Pg;
     type Conn = diesel::PgConnection;
     include!("ops.rs");
+    include!("fixtures.rs");
 }

@@ -126,4 +126,5 @@ mod ops {
     type B = super::Sqlite;
     type Conn = diesel::SqliteConnection;
     include!("ops.rs");
+    include!("fixtures.rs");
 }
