@@ -144,7 +144,8 @@ pub fn shared_pool<C>(
     tables: Tables,
 ) -> Pool<ConnectionManager<C>>
 where
-    C: R2D2Connection + AgentTables + TaskTables + 'static,
+    C: R2D2Connection + diesel_migrations::MigrationHarness<C::Backend> + 'static,
+    C::Backend: diesel_lease_agent::AgentMigrations + diesel_lease_tasks::TaskMigrations,
     diesel::query_builder::SqlQuery: diesel::query_dsl::methods::ExecuteDsl<C>,
 {
     let pool = build_pool(url, 8, customizer);
@@ -164,37 +165,7 @@ where
                 .expect("create a test table");
         }
     }
-    conn.agent_tables();
-    conn.task_tables();
+    diesel_lease_agent::run_migrations(conn).expect("the agent tables");
+    diesel_lease_tasks::run_migrations(conn).expect("the task locks' table");
     pool
-}
-
-/// A connection on which the shared pool makes the agent's tables, by the agent's migrations.
-pub trait AgentTables {
-    fn agent_tables(&mut self);
-}
-
-impl<C> AgentTables for C
-where
-    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
-    C::Backend: diesel_lease_agent::AgentMigrations,
-{
-    fn agent_tables(&mut self) {
-        diesel_lease_agent::run_migrations(self).expect("the agent tables");
-    }
-}
-
-/// A connection on which the shared pool makes the task locks' table, by their migrations.
-pub trait TaskTables {
-    fn task_tables(&mut self);
-}
-
-impl<C> TaskTables for C
-where
-    C: diesel_migrations::MigrationHarness<C::Backend> + diesel::Connection,
-    C::Backend: diesel_lease_tasks::TaskMigrations,
-{
-    fn task_tables(&mut self) {
-        diesel_lease_tasks::run_migrations(self).expect("the task locks' table");
-    }
 }
