@@ -46,8 +46,14 @@ use diesel::Table;
 pub use diesel::dsl::*;
 
 use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Guarded, Reap as Reaping};
+use crate::query::{OwnerRelease, Release as Releasing, Renewal, Write as Writing};
 use crate::sql::{And as Both, NoChanges, NoOrder, OrderBy as Ordered};
-use crate::{Claim, ClaimLease, Claimable, Lease, NoClaimant, Outlived};
+use crate::{Claim, ClaimLease, Holds, Lease, NoClaimant, OwnedRows};
+
+// The changesets and predicates of a table's lease columns, for statements composed by hand,
+// and the exact text comparison they use.
+pub use crate::sql::{Now, Null, TextIs};
+pub use crate::table::{Claimable, HeldBy, Outlived, Released, Renewed, Taken};
 
 /// The type of `table.claim_row(key, lease)`.
 pub type ClaimRow<T, Key = <T as ClaimLease>::Key, L = Lease> = <T as Starts<Key, L>>::ClaimRow;
@@ -61,55 +67,29 @@ pub type Reap<T, Size = usize, L = Lease> = <T as Starts<Size, L>>::Reap;
 /// The type of `claim.by(&who)`: the same claim, said whose.
 pub type By<Q, Who = &'static Claim> = <Q as ByClaim<Who>>::Output;
 
-/// The type of `claim.waiting(up_to)`: the claim `Q` (a row's or a batch's), waiting for what
-/// it claims.
-///
-/// ```
-/// # include!("doctest_setup.rs");
-/// use std::time::Duration;
-/// use diesel_lease::prelude::*;
-/// use diesel_lease::dsl;
-///
-/// /// Waits up to a second for job `id`, on any connection that can run the wait.
-/// fn wait_for_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
-/// where
-///     for<'q> dsl::Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: LeaseQuery<'q, C, Job>,
-/// {
-///     let lease = Lease::from_secs(30)?;
-///     let claimed = jobs::table.claim_row(id, lease).by(worker).waiting(Duration::from_secs(1)).run(conn)?;
-///     Ok(claimed.is_won())
-/// }
-///
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// assert!(wait_for_job(conn, 1, &Claim::new("worker-1")?)?);
-/// # Ok(())
-/// # }
-/// ```
-pub type Waiting<Q> = crate::query::Waiting<Q>;
-
 /// The type of `statement.set(changes)`, for the library's statements.
 pub type Set<Q, Changes> = <Q as SetChanges<Changes>>::Output;
 
 /// The type of `statement.returning(selection)`, for the library's claims.
 pub type Returning<Q, Selection> = <Q as ReturnSelection<Selection>>::Output;
 
-/// The type of a holder's renewal of rows of `T`: `batch.renew()`, `held_rows(..).renew()`
-/// (answering with the keys renewed, [`Many`](crate::Many)), or `won.renew()`
-/// ([`One`](crate::One), whether it still held its row).
+/// The type of `holder.renew()`, named by the holder `H`: a row won ([`Won`](crate::Won), whose
+/// statements answer `bool`, whether it still held its row), a batch, rows named by key, kept
+/// rows (which answer with the keys of the rows still held).
 ///
 /// ```
 /// # include!("doctest_setup.rs");
 /// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::{dsl, One};
+/// use diesel_lease::dsl;
+///
+/// type Held = Won<Job, jobs::table>;
 ///
 /// /// A holder's round on any connection: renew its row, then finish it. One bound a statement.
-/// fn renew_then_finish<C>(won: &Won<Job, jobs::table>, conn: &mut C) -> Result<bool, diesel_lease::Error>
+/// fn renew_then_finish<C>(won: &Held, conn: &mut C) -> Result<bool, diesel_lease::Error>
 /// where
-///     for<'q> dsl::Renew<jobs::table, One>: LeaseQuery<'q, C, i64>,
-///     for<'q> dsl::Release<jobs::table, dsl::Eq<jobs::status, &'static str>, One>:
-///         LeaseQuery<'q, C, i64>,
+///     for<'q> dsl::Renew<Held>: LeaseQuery<'q, C, i64>,
+///     for<'q> dsl::Release<Held, diesel::dsl::Eq<jobs::status, &'static str>>: LeaseQuery<'q, C, i64>,
 /// {
 ///     Ok(won.renew().run(conn)? && won.release().set(jobs::status.eq("done")).run(conn)?)
 /// }
@@ -121,11 +101,9 @@ pub type Returning<Q, Selection> = <Q as ReturnSelection<Selection>>::Output;
 /// # Ok(())
 /// # }
 /// ```
-pub type Renew<T, A = crate::Many> = Guarded<T, crate::Renewal, NoChanges<T>, A>;
+pub type Renew<H> = Guarded<Of<H>, Renewal, NoChanges<Of<H>>, <H as Holds>::Answer>;
 
-/// The type of a holder's write of `Changes` to rows of `T`: `batch.update().set(changes)`, or
-/// `won.update().set(changes)` with [`One`](crate::One). See [`Renew`] for a bound written with
-/// these.
+/// The type of `holder.update().set(changes)`, named by the holder `H` (see [`Renew`]).
 ///
 /// ```
 /// # include!("doctest_setup.rs");
@@ -133,7 +111,9 @@ pub type Renew<T, A = crate::Many> = Guarded<T, crate::Renewal, NoChanges<T>, A>
 /// use diesel_lease::prelude::*;
 /// use diesel_lease::dsl;
 ///
-/// fn start(held: &HeldRows<jobs::table>) -> dsl::Write<jobs::table, dsl::Eq<jobs::status, &'static str>> {
+/// type Start = diesel::dsl::Eq<jobs::status, &'static str>;
+///
+/// fn start(held: &HeldRows<jobs::table>) -> dsl::Write<HeldRows<jobs::table>, Start> {
 ///     held.update().set(jobs::status.eq("running"))
 /// }
 /// # fn main() -> Result<(), diesel_lease::Error> {
@@ -144,18 +124,18 @@ pub type Renew<T, A = crate::Many> = Guarded<T, crate::Renewal, NoChanges<T>, A>
 /// # Ok(())
 /// # }
 /// ```
-pub type Write<T, Changes, A = crate::Many> = Guarded<T, crate::Write, Changes, A>;
+pub type Write<H, Changes> = Guarded<Of<H>, Writing, Changes, <H as Holds>::Answer>;
 
-/// The type of a holder's release of rows of `T`, with the caller's `Changes` (none by
-/// default): `batch.release()`, `won.release().set(changes)` with [`One`](crate::One). See
-/// [`Renew`] for a bound written with these.
+/// The type of `rows.release()`, with the caller's `.set(changes)` (none by default), named by
+/// what the rows are: a holder `H` (see [`Renew`]), or rows named by who holds them
+/// ([`OwnedRows`], released whatever their claims).
 ///
 /// ```
 /// # include!("doctest_setup.rs");
 /// use diesel_lease::prelude::*;
 /// use diesel_lease::dsl;
 ///
-/// fn give_back(held: &HeldRows<jobs::table>) -> dsl::Release<jobs::table> {
+/// fn give_back(held: &HeldRows<jobs::table>) -> dsl::Release<HeldRows<jobs::table>> {
 ///     held.release()
 /// }
 /// # fn main() -> Result<(), diesel_lease::Error> {
@@ -166,13 +146,49 @@ pub type Write<T, Changes, A = crate::Many> = Guarded<T, crate::Write, Changes, 
 /// # Ok(())
 /// # }
 /// ```
-pub type Release<T, Changes = NoChanges<T>, A = crate::Many> =
-    Guarded<T, crate::Release, Changes, A>;
+pub type Release<S, Changes = NoChanges<<S as Releases>::Table>> =
+    <S as Releases>::Release<Changes>;
+
+/// The type of `table.holders(lease)`: who holds which rows of `T`, by the database's clock.
+pub type Holders<T> = crate::query::Holders<T, crate::query::AllHeld>;
+
+/// The type of `table.held_per_owner()`: how many rows of `T` each owner holds.
+pub type HeldPerOwner<T> = crate::query::HeldPerOwner<T>;
+
+/// The table whose rows a holder holds.
+type Of<H> = <H as Holds>::Table;
 
 // The traits the aliases above go through: named by them, never by users, so public only
 // through `crate::__private`.
 pub(crate) mod parts {
     use super::*;
+
+    /// What `.release()` builds on rows of a table, by what names the rows: a holder's release
+    /// guarded by its token, or the release of rows named by their owners.
+    ///
+    /// ```
+    /// # include!("doctest_setup.rs");
+    /// fn releases<S: diesel_lease::__private::Releases>() {}
+    /// # fn main() {
+    /// releases::<diesel_lease::HeldRows<jobs::table>>();
+    /// # }
+    /// ```
+    pub trait Releases {
+        /// The table of the rows.
+        type Table: ClaimLease;
+        /// The release, with the caller's `Changes`.
+        type Release<Changes>;
+    }
+
+    impl<H: Holds> Releases for H {
+        type Table = H::Table;
+        type Release<Changes> = Guarded<H::Table, Releasing, Changes, H::Answer>;
+    }
+
+    impl<T: ClaimLease, Owners> Releases for OwnedRows<T, Owners> {
+        type Table = T;
+        type Release<Changes> = OwnerRelease<T, Owners, Changes>;
+    }
 
     /// The statements a table with lease columns starts, by the types of their arguments, as
     /// `auto_type` names them.
@@ -284,7 +300,7 @@ pub(crate) mod parts {
     }
 }
 
-pub(crate) use parts::{ByClaim, ReturnSelection, SetChanges, Starts};
+pub(crate) use parts::{ByClaim, Releases, ReturnSelection, SetChanges, Starts};
 
 /// Diesel's `dsl::Filter` names the library's claims and reaps too.
 impl<T, F, Changes, Selection, By, P> FilterDsl<P> for Row<T, F, Changes, Selection, By>

@@ -40,7 +40,7 @@ mod multi_connection;
 mod node;
 mod outcome;
 mod query;
-pub mod sql;
+mod sql;
 pub mod sql_types;
 mod table;
 #[cfg(feature = "testkit")]
@@ -72,15 +72,11 @@ pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
 pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
 pub use query::{
-    AllHeld, CheckOut, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders,
-    Holds, LeaseDsl, LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal,
-    RunLeaseDsl, WaitQuery, Waiting, Write,
+    CheckOut, ClaimBatch, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows, Reap,
+    RunLeaseDsl, WaitQuery, Waiting,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
-pub use table::{
-    ClaimLease, Claimable, Fence, Fenced, Fresh, HeldBy, NoFence, Outlived, Released, Renewed,
-    Taken, TokenIs, Unclaimed,
-};
+pub use table::{ClaimLease, Fence, Fenced, NoFence};
 // The crate's own paths to what only `__private` makes public.
 pub(crate) use __private::*;
 
@@ -89,19 +85,20 @@ pub(crate) use __private::*;
 /// part of the API: nothing here is covered by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::dsl::parts::{ByClaim, ReturnSelection, SetChanges, Starts};
+    pub use crate::dsl::parts::{ByClaim, Releases, ReturnSelection, SetChanges, Starts};
     pub use crate::keeper::{
         KeeperRelease, KeeperRenewal, KeeperRound, PairRelease, PairRenewal, RenewedRow,
         RoundRenewed,
     };
     pub use crate::outcome::{FilterNotRead, Holder};
     pub use crate::query::{
-        Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, HoldersFilter, Holding,
-        IncompleteWrite, LeaseStatement, NoClaimant, StaleOnly, WriteKind,
+        AllHeld, Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, Guarded, Health,
+        HeldPerOwner, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseStatement, NoClaimant,
+        OwnerRelease, Release, Renewal, StaleOnly, Write, WriteKind,
     };
     pub use crate::table::{
-        sql_table_name, BindKey, FenceBump, FenceRead, IntoKey, KeyType, RenewedAgo, TakenAgo,
-        TakenBy,
+        sql_table_name, BindKey, Claimable, FenceBump, FenceRead, Fresh, HeldBy, IntoKey, KeyType,
+        Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs, Unclaimed,
     };
     pub use diesel;
 
@@ -124,6 +121,7 @@ pub mod __private {
 
     /// What a backend implements to run the statements, and the plans it is handed.
     pub mod backend {
+        pub use crate::backend::bounds::{SupportsReturning, TimestampOn};
         pub use crate::backend::health::{HealthPlan, ReadsHealth, TableName};
         pub use crate::backend::ops::{
             BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,

@@ -5,7 +5,7 @@
 /// Declare `claimed_at` columns with it in `table!` to share one schema across backends. Its
 /// column type is `TIMESTAMPTZ` on PostgreSQL, `DATETIME(6)` holding UTC on MySQL/MariaDB, and
 /// `TEXT` on SQLite, where the library writes it as `YYYY-MM-DD HH:MM:SS.SSS` in UTC. Only the
-/// database's clock writes it (through [`crate::sql::Now`] and [`crate::sql::Ago`]); the library never
+/// database's clock writes it (through [`now`](crate::now) and the dated-back changesets); the library never
 /// binds an application time into it.
 ///
 /// ```

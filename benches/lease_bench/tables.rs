@@ -62,7 +62,7 @@ pub struct LeaseRow {
 }
 
 /// The fence the library reads back beside a claimed row: `NULL` on a table without one.
-pub fn no_fence() -> diesel_lease::sql::Null<diesel::sql_types::Nullable<diesel::sql_types::BigInt>>
+pub fn no_fence() -> diesel_lease::dsl::Null<diesel::sql_types::Nullable<diesel::sql_types::BigInt>>
 {
-    diesel_lease::sql::Null::default()
+    diesel_lease::dsl::Null::default()
 }

@@ -8,7 +8,7 @@ use diesel::query_dsl::methods::ExecuteDsl;
 
 use super::schema::{conversations, user_settings};
 use diesel_lease::backend::read_optional;
-use diesel_lease::sql::TextIs;
+use diesel_lease::dsl::TextIs;
 use diesel_lease::{Age, Claim, ClaimLease, Lease, LeaseDsl, Refusal};
 
 mod sealed {
@@ -368,13 +368,15 @@ fn changed_any<S: ExecuteDsl<C>, C: Connection>(statement: S, conn: &mut C) -> Q
     Ok(S::execute(statement, conn)? > 0)
 }
 
-type ChatOfTurn<'a> =
-    dsl::And<dsl::Eq<conversations::id, &'a str>, diesel_lease::HeldBy<'a, conversations::table>>;
+type ChatOfTurn<'a> = dsl::And<
+    dsl::Eq<conversations::id, &'a str>,
+    diesel_lease::dsl::HeldBy<'a, conversations::table>,
+>;
 type ChatHeldBy<'a> = dsl::And<ChatOfTurn<'a>, TextIs<conversations::busy_owner, &'a str>>;
 type UserHeldBy<'a> = dsl::And<
     dsl::And<
         dsl::Eq<user_settings::user_id, &'a str>,
-        diesel_lease::HeldBy<'a, user_settings::table>,
+        diesel_lease::dsl::HeldBy<'a, user_settings::table>,
     >,
     TextIs<user_settings::busy_owner, &'a str>,
 >;

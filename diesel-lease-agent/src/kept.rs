@@ -3,7 +3,7 @@ use diesel::r2d2::R2D2Connection;
 
 use super::schema::{conversations, user_settings};
 use super::{AgentLocks, Error, TurnRef};
-use diesel_lease::sql::NoChanges;
+use diesel_lease::__private::sql::NoChanges;
 use diesel_lease::{Claim, Keepable, Keeper, Kept, KeptRelease, LeaseDsl, LeaseQuery, RunLeaseDsl};
 
 /// A turn whose conversation and user locks a [`Keeper`] renews: made by [`AgentLocks::keep`].

@@ -9,8 +9,8 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Nullable, Text};
 
 use super::schema::{conversations, user_settings};
-use diesel_lease::sql::{Now, Null, TextIs};
-use diesel_lease::{Claim, ClaimLease, Claimable, HeldBy, Lease, NoFence};
+use diesel_lease::dsl::{Claimable, HeldBy, Now, Null, TextIs};
+use diesel_lease::{Claim, ClaimLease, Lease, NoFence};
 
 type Chats = conversations::table;
 type Users = user_settings::table;

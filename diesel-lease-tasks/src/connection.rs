@@ -8,7 +8,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::ExpressionMethods;
 
 use super::schema::task_locks;
-use diesel_lease::sql::NoChanges;
+use diesel_lease::__private::sql::NoChanges;
 use diesel_lease::{
     dsl, Claim, Claimed, Error, Keepable, Keeper, KeeperSettings, Kept, KeptRelease, Lease,
     LeaseDsl, LeaseQuery, Refusal, Refused, RunLeaseDsl, Why, Won,

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::prelude::*;
-use diesel_lease::{AllHeld, Holders, LeaseQuery};
+use diesel_lease::LeaseQuery;
 use diesel_lease_agent::schema::{conversations, user_settings};
 use diesel_lease_agent::{
     self, AgentConnection, AgentLocks, AgentMigrations, ClickRef, Error, TurnRef,
@@ -35,8 +35,8 @@ mod statement {
             dsl::Eq<conversations::user_id, String>,
         )>,
     >;
-    pub type ChatsHeld = Holders<conversations::table, AllHeld>;
-    pub type UsersHeld = Holders<user_settings::table, AllHeld>;
+    pub type ChatsHeld = diesel_lease::dsl::Holders<conversations::table>;
+    pub type UsersHeld = diesel_lease::dsl::Holders<user_settings::table>;
     pub type DeleteChats =
         dsl::delete<dsl::Filter<conversations::table, dsl::Like<conversations::id, String>>>;
     pub type DeleteUsers =

@@ -4,19 +4,16 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use diesel::dsl;
+use diesel::dsl::auto_type;
+use diesel::dsl::update;
 use diesel::prelude::*;
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::query_dsl::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::backend::LeaseDdl;
 use diesel_lease::prelude::*;
-use diesel_lease::sql::{self, OrderBy};
 use diesel_lease::sql_types::UtcTimestamp;
-use diesel_lease::{
-    now, Claimable, Guarded, Keepable, Keeper, KeeperSettings, KeptRelease, LeaseColumns,
-    LeaseQuery, Many, Release, Released,
-};
+use diesel_lease::{dsl, Keepable, KeptRelease, LeaseColumns};
 
 use super::example_jobs;
 use super::support::{millis_since, timeline_start, Pooled};
@@ -40,67 +37,72 @@ pub struct Job {
     claimed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// The types of the statements the queue runs, each the bound of one statement on the connection.
-mod statement {
-    use super::*;
+// The queue's statements, each a function whose type `auto_type` names after it, as Diesel's
+// own are: the queue's code bounds each by that name, once.
 
-    type Jobs = example_jobs::table;
+/// A job not done whose time has come, by the database's clock.
+#[auto_type(dsl_path = "diesel_lease::dsl")]
+fn due_now() -> _ {
+    let now: dsl::Now<UtcTimestamp> = now();
+    example_jobs::status
+        .ne("done")
+        .and(example_jobs::due_at.le(now))
+}
 
-    /// A job not done whose time has come, by the database's clock.
-    pub type DueNow = dsl::And<
-        dsl::NotEq<example_jobs::status, &'static str>,
-        dsl::LtEq<example_jobs::due_at, sql::Now<UtcTimestamp>>,
-    >;
-    /// What a claim changes beside the lease: the job runs, one attempt more.
-    pub type Start = (
-        dsl::Eq<example_jobs::status, &'static str>,
-        dsl::Eq<example_jobs::attempts, dsl::Add<example_jobs::attempts, i32>>,
-    );
-    /// What a finished job gets in the statement that releases it.
-    pub type Finish = (
-        dsl::Eq<example_jobs::status, &'static str>,
-        dsl::Eq<example_jobs::completed_by, String>,
-    );
-    /// A worker's claim of the next due jobs, in id order, started.
-    pub type ClaimNext = diesel_lease::ClaimBatch<
-        Jobs,
-        sql::And<Claimable<Jobs>, DueNow>,
-        OrderBy<example_jobs::id>,
-        Start,
-        <Jobs as Table>::AllColumns,
-        Claim,
-    >;
-    /// A kept batch finished, through its `Kept`.
-    pub type FinishKept = KeptRelease<Jobs, Finish>;
-    /// Some jobs of a claim finished, the others left held.
-    pub type FinishSome = Guarded<Jobs, Release, Finish, Many>;
-    /// An operator frees a held job, whoever holds it.
-    pub type Free = dsl::Update<
-        dsl::Filter<dsl::Find<Jobs, i64>, dsl::IsNotNull<example_jobs::claim_token>>,
-        (Released<Jobs>, dsl::Eq<example_jobs::status, &'static str>),
-    >;
-    pub type Insert = dsl::Values<
-        dsl::insert_into<Jobs>,
-        Vec<(
-            dsl::Eq<example_jobs::id, i64>,
-            dsl::Eq<example_jobs::payload, String>,
-            dsl::Eq<example_jobs::status, &'static str>,
-        )>,
-    >;
-    pub type CountOpen =
-        dsl::Count<dsl::Filter<Jobs, dsl::NotEq<example_jobs::status, &'static str>>>;
-    pub type Report = dsl::Order<
-        dsl::Select<
-            Jobs,
-            (
-                example_jobs::id,
-                example_jobs::status,
-                example_jobs::attempts,
-                example_jobs::completed_by,
-            ),
-        >,
-        example_jobs::id,
-    >;
+/// A worker's claim of the next due jobs, in id order, started: one attempt more.
+#[auto_type(dsl_path = "diesel_lease::dsl")]
+fn claim_next<'a>(size: usize, lease: Lease, worker: &'a Claim) -> _ {
+    let one: i32 = 1;
+    example_jobs::table
+        .claim_batch(size, lease)
+        .by(worker)
+        .filter(due_now())
+        .order_by(example_jobs::id)
+        .set((
+            example_jobs::status.eq("running"),
+            example_jobs::attempts.eq(example_jobs::attempts + one),
+        ))
+}
+
+/// What a finished job gets in the statement that releases it.
+#[auto_type]
+fn finished(by: String) -> _ {
+    (
+        example_jobs::status.eq("done"),
+        example_jobs::completed_by.eq(by),
+    )
+}
+
+/// An operator frees a held job, whoever holds it: the lease columns' changeset in Diesel's
+/// own `UPDATE`.
+#[auto_type]
+fn free(id: i64) -> _ {
+    let held = example_jobs::table
+        .find(id)
+        .filter(example_jobs::claim_token.is_not_null());
+    let released: dsl::Released<example_jobs::table> = example_jobs::table.released();
+    update(held).set((released, example_jobs::status.eq("queued")))
+}
+
+/// The jobs not done yet.
+#[auto_type]
+fn count_open() -> _ {
+    example_jobs::table
+        .filter(example_jobs::status.ne("done"))
+        .count()
+}
+
+/// What each job ended as.
+#[auto_type]
+fn report_rows() -> _ {
+    example_jobs::table
+        .select((
+            example_jobs::id,
+            example_jobs::status,
+            example_jobs::attempts,
+            example_jobs::completed_by,
+        ))
+        .order(example_jobs::id)
 }
 
 /// Who completed each job; a job in here twice was done twice.
@@ -118,14 +120,13 @@ where
     C: Pooled,
     C::Backend: LeaseDdl,
     example_jobs::table: Keepable<C>,
-    statement::ClaimNext: for<'q> LeaseQuery<'q, C, Job>,
-    statement::FinishKept: for<'q> LeaseQuery<'q, C, i64>,
-    statement::FinishSome: for<'q> LeaseQuery<'q, C, i64>,
-    statement::Free: ExecuteDsl<C>,
+    for<'a, 'q> claim_next<'a>: LeaseQuery<'q, C, Job>,
+    KeptRelease<example_jobs::table, finished>: for<'q> LeaseQuery<'q, C, i64>,
+    dsl::Release<HeldRows<example_jobs::table>, finished>: for<'q> LeaseQuery<'q, C, i64>,
+    free: ExecuteDsl<C>,
     diesel::query_builder::SqlQuery: ExecuteDsl<C>,
-    statement::Insert: ExecuteDsl<C>,
-    statement::CountOpen: for<'q> LoadQuery<'q, C, i64>,
-    statement::Report: for<'q> LoadQuery<'q, C, (i64, String, i32, Option<String>)>,
+    count_open: for<'q> LoadQuery<'q, C, i64>,
+    report_rows: for<'q> LoadQuery<'q, C, (i64, String, i32, Option<String>)>,
 {
     /// Fills the queue (`ddl` creates the table without its lease columns), runs the workers and
     /// the operator, and reports: whether every job was completed exactly once.
@@ -145,18 +146,14 @@ where
         // The lease columns, typed and indexed for this backend, as a migration would add them.
         let lease_columns = LeaseColumns::new("example_jobs").migration::<C::Backend>()?;
         conn.batch_execute(lease_columns.up_sql())?;
-        let jobs: Vec<_> = (1..=JOBS)
-            .map(|id| {
-                (
-                    example_jobs::id.eq(id),
-                    example_jobs::payload.eq(format!("resize image {id}")),
-                    example_jobs::status.eq("queued"),
-                )
-            })
+        let jobs: Vec<String> = (1..=JOBS)
+            .map(|id| format!("({id}, 'resize image {id}', 'queued')"))
             .collect();
-        diesel::insert_into(example_jobs::table)
-            .values(jobs)
-            .execute(conn)?;
+        let insert = format!(
+            "INSERT INTO example_jobs (id, payload, status) VALUES {}",
+            jobs.join(", ")
+        );
+        diesel::sql_query(insert).execute(conn)?;
 
         let lease = Lease::from_millis(800)?;
         // Renews every kept batch every 200 ms; trusts a lease 200 ms less than it runs.
@@ -191,15 +188,7 @@ where
     fn operator_frees_a_job(&self) -> Result<(), diesel_lease::Error> {
         for _ in 0..3_000 {
             let conn = &mut *self.pool.get()?;
-            let held = example_jobs::table
-                .find(JOBS)
-                .filter(example_jobs::claim_token.is_not_null());
-            let freed = diesel::update(held)
-                .set((
-                    example_jobs::table.released(),
-                    example_jobs::status.eq("queued"),
-                ))
-                .execute(conn)?;
+            let freed = free(JOBS).execute(conn)?;
             if freed == 1 {
                 println!(
                     "{:>5} ms  operator frees job {JOBS} from its worker",
@@ -224,21 +213,9 @@ where
         let conn = &mut *self.pool.get()?;
         loop {
             // One statement picks the next due jobs and claims them: no read proposes ids first.
-            let batch = example_jobs::table
-                .claim_batch(BATCH, lease)
-                .by(&Claim::new(name)?)
-                .filter(due_now())
-                .order_by(example_jobs::id)
-                .set((
-                    example_jobs::status.eq("running"),
-                    example_jobs::attempts.eq(example_jobs::attempts + 1),
-                ))
-                .run::<Job>(conn)?;
+            let batch = claim_next(BATCH, lease, &Claim::new(name)?).run::<Job>(conn)?;
             if batch.is_empty() {
-                let open: i64 = example_jobs::table
-                    .filter(example_jobs::status.ne("done"))
-                    .count()
-                    .get_result(conn)?;
+                let open: i64 = count_open().get_result(conn)?;
                 if open == 0 {
                     return Ok(());
                 }
@@ -281,10 +258,7 @@ where
                 std::thread::sleep(Duration::from_millis(40 + (*id as u64 * 7) % 40)); // the work
                 worked.push(*id);
             }
-            let finish = (
-                example_jobs::status.eq("done"),
-                example_jobs::completed_by.eq(name.to_owned()),
-            );
+            let finish = finished(name.to_owned());
             // One guarded statement finishes the jobs worked and says which were still ours.
             // A take-over drops the jobs it took from those kept, so the kept claim holds only
             // jobs worked; a lease lost otherwise (no renewal confirmed in time) leaves jobs
@@ -317,30 +291,15 @@ where
     }
 }
 
-/// The queue's rule of what a worker claims: not done, and due by the database's clock.
-fn due_now() -> statement::DueNow {
-    example_jobs::status
-        .ne("done")
-        .and(example_jobs::due_at.le(now()))
-}
-
 fn report<C>(
     conn: &mut C,
     completions: &BTreeMap<i64, Vec<String>>,
 ) -> Result<bool, diesel_lease::Error>
 where
     C: Connection,
-    statement::Report: for<'q> LoadQuery<'q, C, (i64, String, i32, Option<String>)>,
+    report_rows: for<'q> LoadQuery<'q, C, (i64, String, i32, Option<String>)>,
 {
-    let rows: Vec<(i64, String, i32, Option<String>)> = example_jobs::table
-        .select((
-            example_jobs::id,
-            example_jobs::status,
-            example_jobs::attempts,
-            example_jobs::completed_by,
-        ))
-        .order(example_jobs::id)
-        .load(conn)?;
+    let rows: Vec<(i64, String, i32, Option<String>)> = report_rows().load(conn)?;
     let mut broken = 0;
     for (id, status, attempts, completed_by) in &rows {
         let done_by = completions.get(id).map(Vec::as_slice).unwrap_or_default();

@@ -3,9 +3,11 @@
 //! (`ClaimsRow`, `ClaimsBatch`, `WritesHeld`) and how it reads a table's health (`ReadsHealth`).
 //! Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo feature; a table
 //! author never implements or names these traits.
+pub(crate) mod bounds;
 mod ddl;
 pub(crate) mod health;
 pub(crate) mod ops;
+pub(crate) mod reads;
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 mod returning;
 pub(crate) mod runs;
@@ -13,12 +15,14 @@ pub(crate) mod runs;
 use diesel::backend::Backend;
 use diesel::connection::{Connection, TransactionManager};
 use diesel::query_builder::{AstPass, QueryFragment};
-use diesel::query_dsl::LoadQuery;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{BigInt, HasSqlType, Nullable, SqlType, Text};
-use diesel::{OptionalExtension, QueryResult};
+use diesel::sql_types::{BigInt, HasSqlType, Text};
+use diesel::QueryResult;
 
 pub use ddl::LeaseDdl;
+// Public only through `crate::__private::backend`: the bounds of the SQL nodes.
+pub(crate) use bounds::{SupportsReturning, TimestampOn};
+pub use reads::{read, read_optional};
 // The strategy a backend implements and the plans it is handed: named by the library's bounds
 // and macros, never by users, so public only through `crate::__private::backend`.
 pub(crate) use health::{HealthPlan, ReadsHealth, TableName};
@@ -98,7 +102,7 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
     fn walk_clock_micros(out: AstPass<'_, '_, Self>) -> QueryResult<()>;
 
     /// Writes `text` (a text column) as compared byte for byte, whatever its collation: what
-    /// [`TextIs`](crate::sql::TextIs) compares a value with, and what reads grouped by owner
+    /// [`TextIs`](crate::dsl::TextIs) compares a value with, and what reads grouped by owner
     /// group by. `(text)::text COLLATE "C"` on PostgreSQL (a nondeterministic collation, or
     /// `citext`, would ignore case), `CAST(CONVERT(text USING utf8mb4) AS BINARY)` on
     /// MySQL/MariaDB (the default collations ignore case, and every collation but a `NO PAD`
@@ -133,95 +137,6 @@ pub trait LeaseBackend: Backend + HasSqlType<BigInt> + HasSqlType<Text> + LeaseD
     }
 }
 
-/// A timestamp SQL type that the clock of backend `DB` can write.
-///
-/// PostgreSQL: `Timestamptz`; MySQL/MariaDB: `Datetime` (never `Timestamp`, which the session
-/// time zone shifts); SQLite: `Timestamp` (TEXT); every backend:
-/// [`UtcTimestamp`](crate::sql_types::UtcTimestamp); and any of them `Nullable`.
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// use diesel::sql_types::Nullable;
-/// use diesel_lease::{backend::TimestampOn, sql_types::UtcTimestamp};
-///
-/// fn writable<ST: TimestampOn<DocBackend>>() {}
-/// # fn main() {
-/// writable::<Nullable<UtcTimestamp>>();
-/// # }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "the clock of `{DB}` cannot write a lease column of SQL type `{Self}`",
-    note = "declare `claimed_at` as `Nullable<diesel_lease::sql_types::UtcTimestamp>`, or the backend's own UTC timestamp type"
-)]
-pub trait TimestampOn<DB>: SqlType {}
-
-impl<ST, DB> TimestampOn<DB> for Nullable<ST> where
-    ST: TimestampOn<DB> + SqlType<IsNull = diesel::sql_types::is_nullable::NotNull>
-{
-}
-
-/// A backend with `RETURNING`: PostgreSQL, and SQLite (3.35 and later).
-///
-/// ```
-/// fn returns<DB: diesel_lease::backend::SupportsReturning>() {}
-/// # #[cfg(feature = "sqlite")]
-/// returns::<diesel::sqlite::Sqlite>();
-/// # #[cfg(feature = "postgres")]
-/// # returns::<diesel::pg::Pg>();
-/// ```
-pub trait SupportsReturning: Backend {}
-
-/// Loads `query`'s rows on `conn`, as Diesel's `load` does; after a database error, gives the
-/// connection what its backend needs before the statement may run again
-/// ([`LeaseBackend::after_failed_read`]). Every read the library makes goes through here; reads
-/// of your own may too.
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// use diesel::prelude::*;
-///
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// let ids: Vec<i64> = diesel_lease::backend::read(jobs::table.select(jobs::id), conn)?;
-/// assert_eq!(ids, [1]);
-/// # Ok(())
-/// # }
-/// ```
-pub fn read<'q, C, Q, U>(query: Q, conn: &mut C) -> QueryResult<Vec<U>>
-where
-    C: Connection,
-    C::Backend: LeaseBackend,
-    Q: LoadQuery<'q, C, U>,
-{
-    let rows = query.load(conn);
-    recovered(rows, conn)
-}
-
-/// [`read`] of at most one row: the first, if any. It stops at the first row, as Diesel's
-/// `get_result` does: on SQLite, stepping an `UPDATE .. RETURNING` of one row on to its end
-/// costs a claim half again as much as the statement itself.
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// use diesel::prelude::*;
-///
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// let status: Option<String> = diesel_lease::backend::read_optional(jobs::table.find(7).select(jobs::status), conn)?;
-/// assert_eq!(status, None, "there is no job 7");
-/// # Ok(())
-/// # }
-/// ```
-pub fn read_optional<'q, C, Q, U>(query: Q, conn: &mut C) -> QueryResult<Option<U>>
-where
-    C: Connection,
-    C::Backend: LeaseBackend,
-    Q: LoadQuery<'q, C, U>,
-{
-    let row = query.get_result(conn).optional();
-    recovered(row, conn)
-}
-
 /// A guarded write of one row, named by its key and token: `row` if the `UPDATE` matched, since
 /// no other row can. The count of matched rows is the answer, on every backend, without
 /// `RETURNING` or a read back.
@@ -232,19 +147,6 @@ where
 {
     let matched = S::execute(statement, conn)?;
     Ok(if matched > 0 { vec![row] } else { Vec::new() })
-}
-
-/// The outcome `read` of a read on `conn`, passed through; on a database error, `conn` first gets
-/// what its backend needs before the failed statement may run again.
-fn recovered<C, R>(read: QueryResult<R>, conn: &mut C) -> QueryResult<R>
-where
-    C: Connection,
-    C::Backend: LeaseBackend,
-{
-    if let Err(DieselError::DatabaseError(..)) = read {
-        C::Backend::after_failed_read(conn);
-    }
-    read
 }
 
 /// A claim, reap or renewal that lost a write conflict outside a transaction of the caller's has

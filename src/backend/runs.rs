@@ -13,7 +13,7 @@ use crate::{Error, LeaseStatement};
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{__private::backend::RunsStatement, dsl};
+/// use diesel_lease::{__private::backend::RunsStatement, dsl, HeldRows};
 ///
 /// fn runs<'q, C, S, U>()
 /// where
@@ -22,14 +22,14 @@ use crate::{Error, LeaseStatement};
 /// {
 /// }
 /// # fn main() {
-/// runs::<DocConnection, dsl::Release<jobs::table>, i64>();
+/// runs::<DocConnection, dsl::Release<HeldRows<jobs::table>>, i64>();
 /// # }
 /// ```
 #[diagnostic::on_unimplemented(
     message = "diesel-lease's statements do not run on backend `{Self}`",
     label = "no statement of diesel-lease runs on `{Self}`",
     note = "on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside the derive; on a connection of one backend, turn on diesel-lease's Cargo feature for it (`postgres`, `mysql` or `sqlite`)",
-    note = "code generic over the connection bounds each statement it runs by `LeaseQuery`, as Diesel's `LoadQuery`, not by this trait: `where for<'q> dsl::Release<jobs::table>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`)"
+    note = "code generic over the connection bounds each statement it runs by `LeaseQuery`, as Diesel's `LoadQuery`, not by this trait: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`)"
 )]
 pub trait RunsStatement<'q, C, S: LeaseStatement<U>, U> {
     /// Runs `statement` on `conn`.
@@ -42,11 +42,11 @@ pub trait RunsStatement<'q, C, S: LeaseStatement<U>, U> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{__private::backend::NativeLeaseQuery, dsl};
+/// use diesel_lease::{__private::backend::NativeLeaseQuery, dsl, HeldRows};
 ///
 /// fn native<'q, S: NativeLeaseQuery<'q, DocConnection, i64>>() {}
 /// # fn main() {
-/// native::<dsl::Release<jobs::table>>();
+/// native::<dsl::Release<HeldRows<jobs::table>>>();
 /// # }
 /// ```
 pub trait NativeLeaseQuery<'q, C, U>: LeaseStatement<U> {

@@ -15,13 +15,13 @@
 //! # include!("../doctest_setup.rs");
 //! use diesel::prelude::*;
 //! use diesel_lease::prelude::*;
-//! use diesel_lease::{dsl, One};
+//! use diesel_lease::dsl;
 //!
 //! /// Claims job `id` and finishes it, on any connection that can run both statements.
 //! fn finish_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
 //! where
 //!     for<'q> dsl::By<dsl::ClaimRow<jobs::table>>: LeaseQuery<'q, C, Job>,
-//!     for<'q> dsl::Release<jobs::table, dsl::Eq<jobs::status, &'static str>, One>:
+//!     for<'q> dsl::Release<Won<Job, jobs::table>, diesel::dsl::Eq<jobs::status, &'static str>>:
 //!         LeaseQuery<'q, C, i64>,
 //! {
 //!     let claimed = jobs::table.claim_row(id, Lease::from_secs(30)?).by(worker).run::<Job>(conn)?;

@@ -18,9 +18,7 @@ use crate::monotonic;
 use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
 use crate::Holds;
-use crate::{
-    ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release, RunLeaseDsl,
-};
+use crate::{ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Release, RunLeaseDsl};
 
 /// The rows one renewal statement names at the most: a (key, token) pair binds a value for each
 /// key column and one for the token, and 4,096 pairs of the widest key (four columns) bind 20,480
@@ -90,9 +88,9 @@ where
         + LeaseStatement<RenewedRow<T>, Output = Vec<RenewedRow<T>>>,
     KeeperRound<T>: LeaseQuery<'static, C, RenewedRow<T>>
         + LeaseStatement<RenewedRow<T>, Output = RoundRenewed<T::Key>>,
-    Guarded<T, Release, NoChanges<T>, Many>:
+    Guarded<T, Release, NoChanges<T>, Vec<T::Key>>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    Guarded<T, DatedRenewal, NoChanges<T>, Many>:
+    Guarded<T, DatedRenewal, NoChanges<T>, Vec<T::Key>>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     DatabaseTime: LeaseQuery<'static, C, i64> + LeaseStatement<i64, Output = i64>,
     KeeperRelease<T>: LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,

@@ -17,8 +17,7 @@ use crate::query::{DatedRenewal, LeaseStatement};
 use crate::sql::NoChanges;
 use crate::Holds;
 use crate::{
-    Claim, ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Many, Release,
-    RunLeaseDsl,
+    Claim, ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Release, RunLeaseDsl,
 };
 
 /// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
@@ -305,9 +304,9 @@ where
     Changes: AsChangeset<Target = T>,
     C: Connection,
     C::Backend: LeaseBackend,
-    Guarded<T, Release, Changes, Many>:
+    Guarded<T, Release, Changes, Vec<T::Key>>:
         LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    Guarded<T, DatedRenewal, Changes, Many>:
+    Guarded<T, DatedRenewal, Changes, Vec<T::Key>>:
         LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     DatabaseTime: LeaseQuery<'q, C, i64> + LeaseStatement<i64, Output = i64>,
 {

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! # fn main() {}
-//! fn clock<ST: diesel_lease::backend::TimestampOn<diesel::mysql::Mysql>>() {}
+//! fn clock<ST: diesel_lease::__private::backend::TimestampOn<diesel::mysql::Mysql>>() {}
 //! ```
 mod batch;
 mod claim;

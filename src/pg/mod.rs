@@ -9,7 +9,7 @@
 //! # include!("../doctest_setup.rs");
 //! # fn main() {}
 //! #[cfg(feature = "postgres")]
-//! fn clock<ST: diesel_lease::backend::TimestampOn<diesel::pg::Pg>>() {}
+//! fn clock<ST: diesel_lease::__private::backend::TimestampOn<diesel::pg::Pg>>() {}
 //! ```
 mod batch;
 mod clock;

@@ -115,8 +115,8 @@ impl<T: ClaimLease> HeldRows<T> {
 }
 
 /// A write to rows a claim holds, guarded by its token: [`Renewal`], [`Release`] or [`Write`],
-/// with the caller's own changes; run it for what it changed ([`Many`]: the keys of the rows;
-/// [`One`]: whether the one row was still held).
+/// with the caller's own changes; run it for what it changed (`Vec` of the keys of the rows;
+/// `bool`, whether the one row was still held).
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -225,7 +225,7 @@ impl<T: ClaimLease, A> IncompleteWrite<T, A> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{Release, Renewal, Write, __private::WriteKind};
+/// use diesel_lease::{__private::Release, __private::Renewal, __private::Write, __private::WriteKind};
 ///
 /// fn keeps_the_token<K: WriteKind<jobs::table>>() -> bool {
 ///     K::KEEPS_TOKEN
@@ -251,7 +251,7 @@ pub trait WriteKind<T: ClaimLease> {
 /// A renewal: `claimed_at` set to the database's now.
 ///
 /// ```
-/// let _renewal = diesel_lease::Renewal;
+/// let _renewal = diesel_lease::__private::Renewal;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Renewal;
@@ -259,7 +259,7 @@ pub struct Renewal;
 /// A release: owner, token and `claimed_at` set to `NULL`.
 ///
 /// ```
-/// let _release = diesel_lease::Release;
+/// let _release = diesel_lease::__private::Release;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Release;
@@ -267,7 +267,7 @@ pub struct Release;
 /// A holder's write: the lease columns left as they are.
 ///
 /// ```
-/// let _write = diesel_lease::Write;
+/// let _write = diesel_lease::__private::Write;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Write;
@@ -347,50 +347,27 @@ impl<T: ClaimLease> WriteKind<T> for DatedRenewal {
     }
 }
 
-/// What a guarded write answers: [`Many`], the keys of the rows it changed; [`One`], whether
-/// its one row was still held.
+/// What a guarded write answers, named by the answer itself: `Vec<K>`, the keys of the rows it
+/// changed; `bool`, whether its one row was still held.
 ///
 /// ```
-/// use diesel_lease::{Many, One, __private::Answer};
+/// use diesel_lease::__private::Answer;
 ///
-/// assert_eq!(<Many as Answer<i64>>::answer(vec![7]), [7]);
-/// assert!(<One as Answer<i64>>::answer(vec![7]));
+/// assert_eq!(<Vec<i64> as Answer<i64>>::answer(vec![7]), [7]);
+/// assert!(<bool as Answer<i64>>::answer(vec![7]));
 /// ```
 pub trait Answer<K> {
-    /// The answer.
-    type Output;
-
     /// The answer, from the keys of the rows changed.
-    fn answer(changed: Vec<K>) -> Self::Output;
+    fn answer(changed: Vec<K>) -> Self;
 }
 
-/// The keys of the rows a write changed.
-///
-/// ```
-/// let _keys = diesel_lease::Many;
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Many;
-
-/// Whether the one row a write names was still held, and so changed.
-///
-/// ```
-/// let _whether = diesel_lease::One;
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct One;
-
-impl<K> Answer<K> for Many {
-    type Output = Vec<K>;
-
+impl<K> Answer<K> for Vec<K> {
     fn answer(changed: Vec<K>) -> Vec<K> {
         changed
     }
 }
 
-impl<K> Answer<K> for One {
-    type Output = bool;
-
+impl<K> Answer<K> for bool {
     fn answer(changed: Vec<K>) -> bool {
         !changed.is_empty()
     }
@@ -413,7 +390,7 @@ where
     T: ClaimLease,
     A: Answer<T::Key>,
 {
-    type Output = A::Output;
+    type Output = A;
 }
 
 // A missing bound is named as the public one, `LeaseQuery`, never the backend's trait inside it.
@@ -428,7 +405,7 @@ where
     C: Connection,
     C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
 {
-    fn run_native(self, conn: &mut C) -> Result<A::Output, Error> {
+    fn run_native(self, conn: &mut C) -> Result<A, Error> {
         let Guarded {
             held,
             kind,

@@ -92,7 +92,7 @@ impl<K> Holding<K> {
 /// # include!("../doctest_setup.rs");
 /// fn reads<W: diesel_lease::__private::HoldersFilter<jobs::table>>() {}
 /// # fn main() {
-/// reads::<diesel_lease::AllHeld>();
+/// reads::<diesel_lease::__private::AllHeld>();
 /// reads::<diesel_lease::__private::StaleOnly>();
 /// # }
 /// ```
@@ -107,7 +107,7 @@ pub trait HoldersFilter<T: ClaimLease> {
 /// Every held row.
 ///
 /// ```
-/// let _all = diesel_lease::AllHeld;
+/// let _all = diesel_lease::__private::AllHeld;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AllHeld;

@@ -1,6 +1,6 @@
 //! A holder's verbs, written once: whatever holds rows under a claim renews, writes to and
 //! releases them through the same three statements.
-use crate::query::{Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal};
+use crate::query::{Answer, Guarded, HeldRows, IncompleteWrite, Release, Renewal};
 use crate::sql::NoChanges;
 use crate::{Batch, ClaimLease, Won};
 
@@ -8,24 +8,27 @@ use crate::{Batch, ClaimLease, Won};
 /// by key ([`HeldRows`], from [`held_rows`](crate::LeaseDsl::held_rows) or a kept claim's
 /// [`stop_keeping`](crate::Kept::stop_keeping)). Its renewals, writes and releases are guarded
 /// by the claim's token: a holder whose lease was taken over changes nothing, and learns it from
-/// the answer. A row won answers whether its row was still held ([`One`]); the others, the keys
-/// of the rows changed ([`Many`]). A kept claim's keeper renews it, and [`Kept::release`]
+/// the answer. A row won answers whether its row was still held (`bool`); the others, the keys
+/// of the rows changed (`Vec<T::Key>`). A kept claim's keeper renews it, and [`Kept::release`]
 /// releases it.
 ///
-/// Code generic over what it holds bounds `Holds<T>`:
+/// Code generic over what it holds bounds `H: Holds<Table = ..>`, and each statement it runs by
+/// its type in [`dsl`](crate::dsl), named by the holder, with what it answers (`H::Answer`):
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::{Many, Release};
+/// use diesel_lease::dsl;
 ///
-/// /// Finishes whatever a worker holds of `jobs`, in one guarded statement.
-/// fn finish<H, C>(held: &H, conn: &mut C) -> Result<Vec<i64>, diesel_lease::Error>
+/// type Done = diesel::dsl::Eq<jobs::status, &'static str>;
+///
+/// /// Finishes whatever a worker holds of `jobs`, in one guarded statement: the keys of the
+/// /// rows it finished, or for a row won whether it did.
+/// fn finish<H, C>(held: &H, conn: &mut C) -> Result<H::Answer, diesel_lease::Error>
 /// where
-///     H: Holds<jobs::table, Answer = Many>,
-///     for<'q> diesel_lease::Guarded<jobs::table, Release, diesel::dsl::Eq<jobs::status, &'static str>, Many>:
-///         LeaseQuery<'q, C, i64>,
+///     H: Holds<Table = jobs::table>,
+///     for<'q> dsl::Release<H, Done>: LeaseQuery<'q, C, i64, Output = H::Answer>,
 /// {
 ///     held.release().set(jobs::status.eq("done")).run(conn)
 /// }
@@ -41,10 +44,13 @@ use crate::{Batch, ClaimLease, Won};
 /// ```
 ///
 /// [`Kept::release`]: crate::Kept::release
-pub trait Holds<T: ClaimLease> {
-    /// What a write answers: [`One`], whether the row was still held, for a row won; [`Many`],
+pub trait Holds {
+    /// The table whose rows it holds.
+    type Table: ClaimLease;
+
+    /// What a write answers: `bool`, whether the row was still held, for a row won; `Vec`,
     /// the keys of the rows it changed, otherwise.
-    type Answer;
+    type Answer: Answer<<Self::Table as ClaimLease>::Key>;
 
     /// The rows held, by key, with the claim that holds them.
     ///
@@ -58,7 +64,7 @@ pub trait Holds<T: ClaimLease> {
     /// # Ok(())
     /// # }
     /// ```
-    fn held(&self) -> &HeldRows<T>;
+    fn held(&self) -> &HeldRows<Self::Table>;
 
     /// The lease starts again, by the database's clock, for the rows the claim still holds: run
     /// it for what it renewed. A row no longer held was taken over; stop its work.
@@ -75,7 +81,7 @@ pub trait Holds<T: ClaimLease> {
     /// # Ok(())
     /// # }
     /// ```
-    fn renew(&self) -> Guarded<T, Renewal, NoChanges<T>, Self::Answer> {
+    fn renew(&self) -> Guarded<Self::Table, Renewal, NoChanges<Self::Table>, Self::Answer> {
         self.held().guarded(Renewal)
     }
 
@@ -95,7 +101,7 @@ pub trait Holds<T: ClaimLease> {
     /// # Ok(())
     /// # }
     /// ```
-    fn update(&self) -> IncompleteWrite<T, Self::Answer> {
+    fn update(&self) -> IncompleteWrite<Self::Table, Self::Answer> {
         IncompleteWrite::new(self.held().clone())
     }
 
@@ -114,29 +120,32 @@ pub trait Holds<T: ClaimLease> {
     /// # Ok(())
     /// # }
     /// ```
-    fn release(&self) -> Guarded<T, Release, NoChanges<T>, Self::Answer> {
+    fn release(&self) -> Guarded<Self::Table, Release, NoChanges<Self::Table>, Self::Answer> {
         self.held().guarded(Release)
     }
 }
 
-impl<T: ClaimLease> Holds<T> for HeldRows<T> {
-    type Answer = Many;
+impl<T: ClaimLease> Holds for HeldRows<T> {
+    type Table = T;
+    type Answer = Vec<T::Key>;
 
     fn held(&self) -> &HeldRows<T> {
         self
     }
 }
 
-impl<R, T: ClaimLease> Holds<T> for Batch<R, T> {
-    type Answer = Many;
+impl<R, T: ClaimLease> Holds for Batch<R, T> {
+    type Table = T;
+    type Answer = Vec<T::Key>;
 
     fn held(&self) -> &HeldRows<T> {
         self.as_ref()
     }
 }
 
-impl<R, T: ClaimLease> Holds<T> for Won<R, T> {
-    type Answer = One;
+impl<R, T: ClaimLease> Holds for Won<R, T> {
+    type Table = T;
+    type Answer = bool;
 
     fn held(&self) -> &HeldRows<T> {
         self.as_ref()

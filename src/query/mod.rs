@@ -24,8 +24,7 @@ pub use claimant::{Claimant, NoClaimant};
 pub use database_time::DatabaseTime;
 pub use health::Health;
 pub use held::{
-    Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Many, One, Release, Renewal, Write,
-    WriteKind,
+    Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Release, Renewal, Write, WriteKind,
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
 pub use holds::Holds;

@@ -77,7 +77,7 @@ impl<T: ClaimLease, Owners: Clone> OwnedRows<T, Owners> {
 /// makes meanwhile may be released too). It frees every row the owner holds, a row a keeper
 /// released within its shortest hold too (dated to outlive the hold, it still names its owner):
 /// a release by name ends a shortest hold. The owner names are compared exactly, byte for byte,
-/// whatever the column's collation (see [`TextIs`](crate::sql::TextIs)): a release by
+/// whatever the column's collation (see [`TextIs`](crate::dsl::TextIs)): a release by
 /// `worker-1` leaves `Worker-1`'s rows held, on MySQL/MariaDB's case-insensitive default
 /// collations too.
 ///
@@ -88,7 +88,7 @@ impl<T: ClaimLease, Owners: Clone> OwnedRows<T, Owners> {
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
 /// jobs::table.claim_row(1, Lease::from_secs(30)?).by(&Claim::new("worker-1")?).run::<Job>(conn)?;
-/// let release: diesel_lease::OwnerRelease<jobs::table, String, _> =
+/// let release: diesel_lease::__private::OwnerRelease<jobs::table, String, _> =
 ///     jobs::table.held_by_owner("worker-1").release().set(jobs::status.eq("queued"));
 /// assert_eq!(release.run(conn)?, [1]);
 /// # Ok(())

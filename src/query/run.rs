@@ -34,7 +34,7 @@ use crate::Error;
 #[diagnostic::on_unimplemented(
     message = "this statement of diesel-lease cannot run on `{C}` giving back `{U}`",
     label = "cannot run on `{C}`",
-    note = "code generic over the connection bounds each statement it runs, as Diesel's `LoadQuery`: `where for<'q> dsl::Release<jobs::table>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`); on a connection of one backend, diesel-lease's Cargo feature for it must be on; on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside it"
+    note = "code generic over the connection bounds each statement it runs, as Diesel's `LoadQuery`: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`); on a connection of one backend, diesel-lease's Cargo feature for it must be on; on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside it"
 )]
 pub trait LeaseQuery<'q, C, U>: LeaseStatement<U> {
     /// Runs the statement; see [`RunLeaseDsl::run`].

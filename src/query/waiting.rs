@@ -237,12 +237,12 @@ impl<Q: LeaseStatement<U>, U> LeaseStatement<U> for Waiting<Q> {
 /// # include!("../doctest_setup.rs");
 /// use std::time::Duration;
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::{dsl, CheckOut, WaitQuery};
+/// use diesel_lease::{dsl, CheckOut, WaitQuery, Waiting};
 ///
 /// /// Waits up to a second for job `id`, on connections of `pool`, one for each attempt.
 /// fn wait_for_job<P: CheckOut>(pool: &P, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
 /// where
-///     for<'q> dsl::Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: WaitQuery<'q, P::Connection, Job>,
+///     for<'q> Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: WaitQuery<'q, P::Connection, Job>,
 /// {
 ///     let lease = Lease::from_secs(30)?;
 ///     let claimed = jobs::table.claim_row(id, lease).by(worker).waiting(Duration::from_secs(1)).run_on(pool)?;

@@ -12,7 +12,7 @@ use diesel::QueryResult;
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # fn main() {
-/// let _both = diesel_lease::sql::And::new(jobs::id.eq(1), jobs::status.eq("queued"));
+/// let _both = diesel_lease::__private::sql::And::new(jobs::id.eq(1), jobs::status.eq("queued"));
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
@@ -25,7 +25,7 @@ impl<A, B> And<A, B> {
     /// # include!("../doctest_setup.rs");
     /// # use diesel::prelude::*;
     /// # fn main() {
-    /// let _both = diesel_lease::sql::And::new(jobs::id.eq(1), jobs::id.eq(2));
+    /// let _both = diesel_lease::__private::sql::And::new(jobs::id.eq(1), jobs::id.eq(2));
     /// # }
     /// ```
     pub fn new(a: A, b: B) -> Self {

@@ -31,7 +31,7 @@ pub(crate) fn batch_limit(size: usize) -> Result<i64, Error> {
 /// No order: the database's choice.
 ///
 /// ```
-/// let _any_order = diesel_lease::sql::NoOrder;
+/// let _any_order = diesel_lease::__private::sql::NoOrder;
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
 pub struct NoOrder;
@@ -48,7 +48,7 @@ impl<DB: Backend> QueryFragment<DB> for NoOrder {
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # fn main() {
-/// let _oldest_first = diesel_lease::sql::OrderBy::new(jobs::id.asc());
+/// let _oldest_first = diesel_lease::__private::sql::OrderBy::new(jobs::id.asc());
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
@@ -60,7 +60,7 @@ impl<Order> OrderBy<Order> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _by_id = diesel_lease::sql::OrderBy::new(jobs::id);
+    /// let _by_id = diesel_lease::__private::sql::OrderBy::new(jobs::id);
     /// # }
     /// ```
     pub fn new(order: Order) -> Self {

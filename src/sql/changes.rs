@@ -11,7 +11,7 @@ use diesel::{QueryResult, Table};
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # fn main() {
-/// let _nothing_else = diesel_lease::sql::NoChanges::<jobs::table>::default();
+/// let _nothing_else = diesel_lease::__private::sql::NoChanges::<jobs::table>::default();
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]

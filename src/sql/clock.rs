@@ -17,7 +17,7 @@ use crate::{Age, Lease};
 ///
 /// ```
 /// use diesel::sql_types::Nullable;
-/// use diesel_lease::{sql::Now, sql_types::UtcTimestamp};
+/// use diesel_lease::{dsl::Now, sql_types::UtcTimestamp};
 ///
 /// let now = Now::<Nullable<UtcTimestamp>>::default();
 /// # let _ = now;
@@ -104,7 +104,7 @@ impl<ST> Ago<ST> {
 /// ```
 /// use diesel::sql_types::{Nullable, Text};
 ///
-/// let null = diesel_lease::sql::Null::<Nullable<Text>>::default();
+/// let null = diesel_lease::dsl::Null::<Nullable<Text>>::default();
 /// # let _ = null;
 /// ```
 #[derive(Debug, Clone, Copy)]

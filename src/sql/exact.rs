@@ -21,7 +21,7 @@ use crate::backend::LeaseBackend;
 /// ```
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
-/// use diesel_lease::sql::TextIs;
+/// use diesel_lease::dsl::TextIs;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
@@ -45,7 +45,7 @@ impl<Column, Value> TextIs<Column, Value> {
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _held_by_t1 = diesel_lease::sql::TextIs::new(jobs::claim_token, "t1");
+    /// let _held_by_t1 = diesel_lease::dsl::TextIs::new(jobs::claim_token, "t1");
     /// # }
     /// ```
     pub fn new(column: Column, value: Value) -> Self {

@@ -146,7 +146,7 @@ where
 /// should hold it, so that one statement renews many claims' rows, each under its own token.
 /// `(a = ? AND <token is ?>)` for one pair; for several, the keys of each token as [`KeysIn`]
 /// writes them, beside that token: `((<token is ?> AND (a) IN (?, ..)) OR ..)`, each token
-/// compared exactly as [`TextIs`](crate::sql::TextIs) compares it, which a server reads through
+/// compared exactly as [`TextIs`](crate::dsl::TextIs) compares it, which a server reads through
 /// its primary key as one list (a list of `(a, token)` rows, on PostgreSQL, was
 /// an index probe per row, or a scan of the table: 36 ms for 1,000 rows of 100,000, against 11).
 ///

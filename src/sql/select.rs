@@ -209,7 +209,7 @@ impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
 
 /// `SELECT owner, COUNT(*) FROM table WHERE token IS NOT NULL GROUP BY owner ORDER BY owner`,
 /// the owners grouped exactly, whatever the column's collation (as
-/// [`TextIs`](crate::sql::TextIs) compares them): the read behind
+/// [`TextIs`](crate::dsl::TextIs) compares them): the read behind
 /// [`LeaseDsl::held_per_owner`](crate::LeaseDsl::held_per_owner).
 ///
 /// ```

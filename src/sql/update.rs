@@ -100,7 +100,7 @@ impl<T: Table, W> IncompleteUpdate<T, W> {
 /// # use diesel_lease::prelude::*;
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
-/// let renew: diesel_lease::sql::Update<jobs::table, _, _> =
+/// let renew: diesel_lease::__private::sql::Update<jobs::table, _, _> =
 ///     diesel_lease::update(jobs::table.filter(jobs::table.held_by("no-such-token"))).set(jobs::table.renewed());
 /// assert_eq!(renew.execute(conn)?, 0);
 /// # Ok(())
@@ -159,7 +159,7 @@ impl<T: Table, W, Changes: AsChangeset, Ret, Access> std::fmt::Debug
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # use diesel_lease::prelude::*;
-/// fn renew(token: &str) -> diesel_lease::__private::sql::UpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::HeldBy<'_, jobs::table>>, diesel_lease::Renewed<jobs::table>> {
+/// fn renew(token: &str) -> diesel_lease::__private::sql::UpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::dsl::HeldBy<'_, jobs::table>>, diesel_lease::dsl::Renewed<jobs::table>> {
 ///     diesel_lease::update(jobs::table.filter(jobs::table.held_by(token))).set(jobs::table.renewed())
 /// }
 /// # fn main() {}

@@ -7,7 +7,7 @@
 //! changed (`RETURNING`, SQLite 3.35 and later).
 //!
 //! ```
-//! fn clock<ST: diesel_lease::backend::TimestampOn<diesel::sqlite::Sqlite>>() {}
+//! fn clock<ST: diesel_lease::__private::backend::TimestampOn<diesel::sqlite::Sqlite>>() {}
 //! clock::<diesel_lease::sql_types::UtcTimestamp>();
 //! ```
 mod batch;

@@ -14,7 +14,7 @@ pub(crate) type ClockOf<T> = <T as ClaimLease>::Clock;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Taken};
+/// use diesel_lease::{dsl::Taken, prelude::*};
 ///
 /// fn changes(claim: &Claim) -> Taken<'_, jobs::table> {
 ///     jobs::table.taken(claim)
@@ -48,7 +48,7 @@ pub type TakenAgo<'a, T> = (
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Renewed};
+/// use diesel_lease::{dsl::Renewed, prelude::*};
 ///
 /// fn changes() -> Renewed<jobs::table> {
 ///     jobs::table.renewed()
@@ -72,7 +72,7 @@ pub type RenewedAgo<T> = dsl::Eq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Released};
+/// use diesel_lease::{dsl::Released, prelude::*};
 ///
 /// fn changes() -> Released<jobs::table> {
 ///     jobs::table.released()
@@ -88,7 +88,7 @@ pub type Released<T> = (
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Unclaimed};
+/// use diesel_lease::{prelude::*, __private::Unclaimed};
 ///
 /// fn free() -> Unclaimed<jobs::table> {
 ///     jobs::table.unclaimed()
@@ -100,7 +100,7 @@ pub type Unclaimed<T> = dsl::IsNull<TokenOf<T>>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, HeldBy};
+/// use diesel_lease::{dsl::HeldBy, prelude::*};
 ///
 /// fn mine(token: &str) -> HeldBy<'_, jobs::table> {
 ///     jobs::table.held_by(token)
@@ -112,7 +112,7 @@ pub type HeldBy<'a, T> = TextIs<TokenOf<T>, &'a str>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Outlived};
+/// use diesel_lease::{dsl::Outlived, prelude::*};
 ///
 /// fn stale(lease: Lease) -> Outlived<jobs::table> {
 ///     jobs::table.outlived(lease)
@@ -124,7 +124,7 @@ pub type Outlived<T> = dsl::Lt<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Fresh};
+/// use diesel_lease::{prelude::*, __private::Fresh};
 ///
 /// fn live(lease: Lease) -> Fresh<jobs::table> {
 ///     jobs::table.fresh(lease)
@@ -136,7 +136,7 @@ pub type Fresh<T> = dsl::GtEq<ClaimedAtOf<T>, Ago<ClockOf<T>>>;
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{prelude::*, Claimable};
+/// use diesel_lease::{dsl::Claimable, prelude::*};
 ///
 /// fn available(lease: Lease) -> Claimable<jobs::table> {
 ///     jobs::table.claimable(lease)

@@ -72,7 +72,7 @@ pub struct NoFence;
 // No bump is Diesel's own `Option` of an assignment, always `None`, not a changeset of the
 // library's: Diesel 2.4 lets only its own assignments into an `UPDATE` with a `WHERE` clause.
 impl<T: crate::ClaimLease> Fence<T> for NoFence {
-    type Bump = Option<crate::Renewed<T>>;
+    type Bump = Option<crate::dsl::Renewed<T>>;
     type Read = Null<Nullable<BigInt>>;
 
     fn bump() -> Self::Bump {

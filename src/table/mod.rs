@@ -69,7 +69,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     /// Since when, by the database's clock.
     type ClaimedAt: Column<Table = Self, SqlType = Self::Clock> + Default;
     /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
-    /// [`TimestampOn`](crate::backend::TimestampOn)).
+    /// `TimestampOn`).
     type Clock: SqlType<IsNull = IsNullable> + SingleValue + crate::sql_types::ClaimedAtType;
     /// The fence, a claim counter for effects outside the database: a `BIGINT` column, or
     /// [`NoFence`]. See [`Fence`].
@@ -237,7 +237,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
 
     /// The claim with `token` holds the row: the guard of every renewal, release or write by a
     /// holder. The token is compared exactly, byte for byte, whatever the column's collation
-    /// (see [`TextIs`](crate::sql::TextIs)): `T1` never holds a row claimed by `t1`.
+    /// (see [`TextIs`](crate::dsl::TextIs)): `T1` never holds a row claimed by `t1`.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");

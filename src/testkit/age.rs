@@ -1,5 +1,5 @@
 //! Time passing for a claim, by the database's clock, without a test sleeping.
-use crate::query::{DatedRenewal, Guarded, HeldRows, Many};
+use crate::query::{DatedRenewal, Guarded, HeldRows};
 use crate::sql::NoChanges;
 use crate::{Age, ClaimLease};
 
@@ -31,7 +31,7 @@ use crate::{Age, ClaimLease};
 pub fn age<T: ClaimLease>(
     held: impl AsRef<HeldRows<T>>,
     by: Age,
-) -> Guarded<T, DatedRenewal, NoChanges<T>, Many> {
+) -> Guarded<T, DatedRenewal, NoChanges<T>, Vec<T::Key>> {
     let micros = i64::try_from(by.as_duration().as_micros()).unwrap_or(i64::MAX);
     held.as_ref().guarded(DatedRenewal::new(micros))
 }

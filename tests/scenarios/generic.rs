@@ -1,18 +1,15 @@
 //! A table author's scenario written once, as a function generic over the connection, and run
 //! on every backend (by tests/scenarios/composite.rs): each statement it runs is one bound, on
 //! the statement's type, as Diesel's own `LoadQuery` is. The statements' types are named by
-//! `diesel_lease::dsl` where it has an alias for them, by the builders' own types where it has
-//! none, and by `diesel::dsl` for Diesel's parts.
+//! `diesel_lease::dsl`, a holder's by what holds the rows, and Diesel's parts by `diesel::dsl`.
 use std::time::Duration;
 
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
-use diesel::{BoolExpressionMethods, ExpressionMethods, QueryDsl, RunQueryDsl, Table};
+use diesel::{BoolExpressionMethods, ExpressionMethods, QueryDsl, RunQueryDsl};
 use diesel_lease::prelude::*;
-use diesel_lease::sql::{And, NoChanges, NoOrder};
 use diesel_lease::{
-    dsl, AllHeld, Claimable, Guarded, HeldPerOwner, Holders, Keepable, Keeper, KeeperSettings,
-    KeptRelease, LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, Why, Write,
+    dsl, Keepable, Keeper, KeeperSettings, KeptRelease, LeaseQuery, Node, OwnedRows, Why,
 };
 
 use diesel_lease::__private::RenewedAgo;
@@ -30,26 +27,17 @@ type QueuedOfTenant = diesel::dsl::And<OfTenant, StateIs>;
 
 /// `claim_row(key, lease).by(&claim)`.
 type ClaimItem = dsl::By<dsl::ClaimRow<Items>>;
-/// `claim_batch(size, lease).by(&claim).filter(..).set(state.eq(..))`: `dsl` has no alias for a
-/// claim with a filter or changes, so the builder's own six parameters.
-type ClaimOfTenant = diesel_lease::ClaimBatch<
-    Items,
-    And<Claimable<Items>, QueuedOfTenant>,
-    NoOrder,
-    StateIs,
-    <Items as Table>::AllColumns,
-    Claim,
->;
+/// `claim_batch(size, lease).by(&claim).filter(..).set(state.eq(..))`.
+type ClaimOfTenant =
+    dsl::Set<dsl::Filter<dsl::By<dsl::ClaimBatch<Items>>, QueuedOfTenant>, StateIs>;
 /// `reap(size, lease).filter(tenant.eq(..)).set(state.eq(..))`.
-type ReapOfTenant = diesel_lease::Reap<Items, And<Outlived<Items>, OfTenant>, NoOrder, StateIs>;
-/// `won.renew()`; `won.update().set(..)`; `won.release().set(..)`; `batch.release().set(..)`.
-type RenewOne = Guarded<Items, Renewal, NoChanges<Items>, One>;
-type WriteOne = Guarded<Items, Write, StateIs, One>;
-type ReleaseOne = Guarded<Items, Release, StateIs, One>;
-type ReleaseMany = Guarded<Items, Release, StateIs, Many>;
+type ReapOfTenant = dsl::Set<dsl::Filter<dsl::Reap<Items>, OfTenant>, StateIs>;
+/// What item 1's holder won; what items 2 and 3's batch holds.
+type WonItem = Won<Item, Items>;
+type ItemsBatch = Batch<Item, Items>;
 /// `held_by_earlier_lives_of(&node).release().set(..)`; `held_by_owner(owner).release().set(..)`.
-type ReleaseEarlierLives = OwnerRelease<Items, Node, StateIs>;
-type ReleaseOwned = OwnerRelease<Items, String, StateIs>;
+type ReleaseEarlierLives = dsl::Release<OwnedRows<Items, Node>, StateIs>;
+type ReleaseOwned = dsl::Release<OwnedRows<Items, String>, StateIs>;
 /// Diesel's own `diesel::update(items.find(key)).set(items.renewed_ago(age))`.
 type AgeItem = diesel::dsl::Update<diesel::dsl::Find<Items, Key>, RenewedAgo<Items>>;
 
@@ -66,13 +54,13 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     C: R2D2Connection + 'static,
     ClaimItem: for<'q> LeaseQuery<'q, C, Item>,
     Why<Items>: for<'q> LeaseQuery<'q, C, Refusal>,
-    RenewOne: for<'q> LeaseQuery<'q, C, Key>,
-    WriteOne: for<'q> LeaseQuery<'q, C, Key>,
-    ReleaseOne: for<'q> LeaseQuery<'q, C, Key>,
+    dsl::Renew<WonItem>: for<'q> LeaseQuery<'q, C, Key>,
+    dsl::Write<WonItem, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
+    dsl::Release<WonItem, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     ClaimOfTenant: for<'q> LeaseQuery<'q, C, Item>,
-    Holders<Items, AllHeld>: for<'q> LeaseQuery<'q, C, Key>,
-    HeldPerOwner<Items>: for<'q> LeaseQuery<'q, C, (String, i64)>,
-    ReleaseMany: for<'q> LeaseQuery<'q, C, Key>,
+    dsl::Holders<Items>: for<'q> LeaseQuery<'q, C, Key>,
+    dsl::HeldPerOwner<Items>: for<'q> LeaseQuery<'q, C, (String, i64)>,
+    dsl::Release<ItemsBatch, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     Items: Keepable<C>,
     KeptRelease<Items, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     ReapOfTenant: for<'q> LeaseQuery<'q, C, Key>,
