@@ -23,9 +23,9 @@ use crate::suite::lease;
 use crate::suite::OWN_SERVER;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 14;
+pub const SECTION: u32 = crate::measurements::CHURN;
 /// The pinned horizon's number.
-pub const HORIZON: u32 = 15;
+pub const HORIZON: u32 = crate::measurements::HORIZON;
 const ROWS: i64 = 100_000;
 const DONE: i64 = 90_000;
 const WORKERS: usize = 16;
@@ -267,13 +267,13 @@ fn row(
 ) -> Row {
     Row {
         section,
-        backend: OWN_SERVER,
+        backend: OWN_SERVER.into(),
         figure,
         baseline_name: baseline_name.into(),
         baseline: baseline.jobs_per_sec,
         library_name,
         library: library.jobs_per_sec,
-        unit: "/s",
+        unit: "/s".into(),
         ratio: library.jobs_per_sec / baseline.jobs_per_sec,
         range: None,
         better: Better::Higher,

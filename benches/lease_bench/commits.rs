@@ -15,7 +15,7 @@ use crate::shared::Res;
 use crate::suite::{lease, OWNER};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 12;
+pub const SECTION: u32 = crate::measurements::COMMITS;
 /// The commits of one claim cycle: the claim, the renewal, the release.
 const CYCLE_COMMITS: f64 = 3.0;
 
@@ -49,13 +49,13 @@ pub fn run<B: Ops>(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         let (ratio, min, max) = paired_ratio(&cycle, &limit);
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: "durable commits/s on one connection: the claim cycle's (3 a cycle) against one-row renewals'".into(),
             baseline_name: "one-row renewal by hand, prepared once".into(),
             baseline: median(&limit),
             library_name: "library claim cycle".into(),
             library: median(&cycle),
-            unit: "commits/s",
+            unit: "commits/s".into(),
             ratio,
             range: Some((min, max)),
             better: Better::Higher,

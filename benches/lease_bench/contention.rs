@@ -14,7 +14,7 @@ use crate::shared::{check, Res};
 use crate::suite::{lease, new_token, throughput, HOT, LEASE_MICROS, OWNER};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 5;
+pub const SECTION: u32 = crate::measurements::CONTENTION;
 const THREADS: usize = 16;
 
 /// The job of a contender by `SELECT .. FOR UPDATE NOWAIT`: lock the row, read whether it is
@@ -75,13 +75,13 @@ pub fn run<B: Ops>(url: &str, conn: &mut B::Conn, plan: &Plan, results: &mut Res
     let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
     results.push(Row {
         section: SECTION,
-        backend: B::NAME,
+        backend: B::NAME.into(),
         figure: format!("refusals/s, {THREADS} threads, one held row"),
         baseline_name: "FOR UPDATE NOWAIT".into(),
         baseline: median(&samples[0]),
         library_name: "library".into(),
         library: median(&samples[1]),
-        unit: "/s",
+        unit: "/s".into(),
         ratio,
         range: Some((min, max)),
         better: Better::Higher,
@@ -91,13 +91,13 @@ pub fn run<B: Ops>(url: &str, conn: &mut B::Conn, plan: &Plan, results: &mut Res
     let p99 = measure::percentile(&mut latencies[1], 99.0);
     results.push(Row {
         section: SECTION,
-        backend: B::NAME,
+        backend: B::NAME.into(),
         figure: "p99 latency of a refusal".into(),
         baseline_name: "FOR UPDATE NOWAIT".into(),
         baseline: nowait_p99,
         library_name: "library".into(),
         library: p99,
-        unit: "µs",
+        unit: "µs".into(),
         ratio: p99 / nowait_p99,
         range: None,
         better: Better::Lower,

@@ -21,7 +21,7 @@ use crate::shared::Res;
 use crate::suite::{lease, throughput};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 11;
+pub const SECTION: u32 = crate::measurements::GROWTH;
 const SIZES: [i64; 3] = [10_000, 100_000, 1_000_000];
 const WORKERS: usize = 16;
 const BATCHES: [usize; 2] = [10, 100];
@@ -73,7 +73,7 @@ pub fn run_on<B: Ops>(
             let (base, at_size) = (median(base), median(at_size));
             results.push(Row {
                 section: SECTION,
-                backend: server,
+                backend: server.into(),
                 figure: format!(
                     "{figure}: {} jobs against {}",
                     thousands(*rows),
@@ -83,7 +83,7 @@ pub fn run_on<B: Ops>(
                 baseline: base,
                 library_name: format!("{} jobs", thousands(*rows)),
                 library: at_size,
-                unit,
+                unit: unit.into(),
                 ratio,
                 range: Some((min, max)),
                 better,

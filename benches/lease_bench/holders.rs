@@ -12,7 +12,7 @@ use crate::shared::Res;
 use crate::suite::locks;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 4;
+pub const SECTION: u32 = crate::measurements::HOLDERS;
 /// Connections of the pool.
 pub const POOL: u32 = 4;
 
@@ -114,13 +114,13 @@ pub fn run<B: Ops>(url: &str, conn: &mut B::Conn, plan: &Plan, results: &mut Res
     ] {
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: figure.into(),
             baseline_name: baseline_name.clone(),
             baseline,
             library_name: "library".into(),
             library,
-            unit: "",
+            unit: "".into(),
             ratio: library / baseline,
             range: None,
             better,

@@ -27,7 +27,7 @@ use crate::shared::{check, Res};
 use crate::suite::{lease, OWNER};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 9;
+pub const SECTION: u32 = crate::measurements::KEEPER;
 /// Rows held by the one claim a keeper keeps.
 pub const HELD: [i64; 3] = [1, 100, 1_000];
 /// Rows held in the rounds timed against the keeper's round of the most of [`HELD`] (one
@@ -226,13 +226,13 @@ fn against_base_held<B: Ops>(
         let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: format!("{figure}, {held} held rows against {base}"),
             baseline_name: name(base),
             baseline: median(&samples[0]),
             library_name: name(held),
             library: median(&samples[1]),
-            unit,
+            unit: unit.into(),
             ratio,
             range: Some((min, max)),
             better: Better::Lower,
@@ -287,13 +287,13 @@ fn rounds<B: Ops>(
         let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: format!("time per renewal round, {held} held row(s)"),
             baseline_name: PER_ROW.into(),
             baseline: median(&samples[0]),
             library_name: KEEPER.into(),
             library: median(&samples[1]),
-            unit: "µs/round",
+            unit: "µs/round".into(),
             ratio,
             range: Some((min, max)),
             better: Better::Lower,
@@ -316,13 +316,13 @@ fn rounds<B: Ops>(
         B::kept_free(&mut conn.borrow_mut())?;
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: format!("statements per renewal round, {held} held row(s)"),
             baseline_name: PER_ROW.into(),
             baseline: per_row,
             library_name: KEEPER.into(),
             library: keeper_per_round,
-            unit: "",
+            unit: "".into(),
             ratio: keeper_per_round / per_row,
             range: None,
             better: Better::Lower,
@@ -372,13 +372,13 @@ fn cycles<B: Ops>(
     let (ratio, min, max) = paired_ratio(&samples[1], &samples[0]);
     results.push(Row {
         section: SECTION,
-        backend: B::NAME,
+        backend: B::NAME.into(),
         figure: "a claim cycle of one row".into(),
         baseline_name: BARE.into(),
         baseline: median(&samples[0]),
         library_name: KEPT.into(),
         library: median(&samples[1]),
-        unit: "µs/cycle",
+        unit: "µs/cycle".into(),
         ratio,
         range: Some((min, max)),
         better: Better::Lower,
@@ -392,13 +392,13 @@ fn cycles<B: Ops>(
     let (bare_statements, kept_statements) = (count(&bare)?, count(&kept)?);
     results.push(Row {
         section: SECTION,
-        backend: B::NAME,
+        backend: B::NAME.into(),
         figure: "statements per claim cycle".into(),
         baseline_name: BARE.into(),
         baseline: bare_statements,
         library_name: KEPT.into(),
         library: kept_statements,
-        unit: "",
+        unit: "".into(),
         ratio: kept_statements / bare_statements,
         range: None,
         better: Better::Lower,

@@ -11,12 +11,12 @@
 //! A server backend whose URL is unset is skipped with a note; SQLite always runs (a WAL file in
 //! the temporary directory). Every figure is a ratio against a baseline measured in the same run,
 //! alternating baseline and library in rounds; the raw numbers are printed beside it. The run
-//! rewrites the generated part of `docs/benchmarks.md`, `docs/benchmarks/ratios.svg` and
-//! `docs/benchmarks/results.json`.
+//! writes its figures to `docs/benchmarks/results.json`; the page writer (`lease_page`) writes the
+//! page and its plot from them.
 //!
 //! Options (after `--`): `--quick` (a smoke run, numbers meaningless), `--only 1,3,...` (those
 //! measurements; 7 is the profile, 8 the batch claims, 10 the pooler-safe setup), `--no-write`
-//! (print only), `--out DIR` (write there instead of `docs/`, even with `--quick`),
+//! (print only), `--out DIR` (write `DIR/benchmarks/results.json` instead, even with `--quick`),
 //! `--profile-cycle N [lib|lib-diesel|hand|hand-cached]` (the loop callgrind runs; not for
 //! direct use). Measurement 10 runs through PgBouncer too when `PGBOUNCER_DATABASE_URL` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -28,30 +28,43 @@ use std::collections::BTreeSet;
 
 use crate::shared::{Options, Plan, Res};
 
+// Shared with the micro-benchmark (the backends' operations) and the page writer (the results).
+#[path = "../common/backend/mod.rs"]
 mod backend;
+#[path = "../common/batch_figures.rs"]
+mod batch_figures;
+#[path = "../common/hand_sql.rs"]
+mod hand_sql;
+#[path = "../common/measure.rs"]
+mod measure;
+#[path = "../common/measurements.rs"]
+mod measurements;
+#[path = "../common/results.rs"]
+mod results;
+#[path = "../common/shared.rs"]
+mod shared;
+#[path = "../common/suite.rs"]
+mod suite;
+#[path = "../common/tables.rs"]
+mod tables;
+#[path = "../common/text.rs"]
+mod text;
+
 mod batch;
 mod churn;
 mod commits;
 mod contention;
 mod growth;
-mod hand_sql;
 mod holders;
 mod keeper;
-mod measure;
+mod machine;
 mod overhead;
 mod own_server;
 mod peer;
 mod pgbench;
 mod pooler;
 mod profile;
-mod profile_figures;
-mod report;
-mod results;
 mod sections;
-mod shared;
-mod suite;
-mod tables;
-mod text;
 mod turns;
 mod writes;
 
@@ -103,7 +116,7 @@ fn run() -> Res<()> {
             .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs")),
     };
     // Results written into docs/ must be of a commit: the checkout has to be clean.
-    let revision = report::Revision::current();
+    let revision = machine::Revision::current();
     let into_docs = options.write && out_is_docs;
     if into_docs && !revision.is_clean() {
         return Err(format!(
@@ -115,7 +128,7 @@ fn run() -> Res<()> {
     }
     let started = std::time::Instant::now();
     let mut results = results::Results {
-        machine: report::machine(),
+        machine: machine::machine(),
         ..results::Results::default()
     };
 
@@ -183,13 +196,32 @@ fn run() -> Res<()> {
         });
     backend::sqlite::remove_database(&sqlite_url);
     sqlite?;
-    if options.runs(7) {
+    if options.runs(measurements::PROFILE) {
         if let Err(error) = profile::run(&options, &mut results) {
             results.note(format!("Profile skipped: {error}"));
         }
     }
-    results.elapsed = started.elapsed();
-    report::publish(&results, &options)
+    results.seconds = started.elapsed().as_secs_f64();
+    results.generated = chrono::Utc::now().format("%Y-%m-%d %H:%M").to_string();
+    write(&results, &options)
+}
+
+/// Writes the figures to `results.json` for the page writer, unless told not to.
+fn write(results: &results::Results, options: &Options) -> Res<()> {
+    if !options.write {
+        println!("(--no-write or --quick: nothing written)");
+        return Ok(());
+    }
+    let dir = options.docs.join("benchmarks");
+    std::fs::create_dir_all(&dir)?;
+    let json = dir.join("results.json");
+    std::fs::write(&json, serde_json::to_string_pretty(results)? + "\n")?;
+    println!(
+        "Wrote {}; the page from it: cargo bench --all-features --bench lease_page \
+         (with the same --out DIR, if any)",
+        json.display()
+    );
+    Ok(())
 }
 
 /// The URL in `variable`, or `None` with a printed note.

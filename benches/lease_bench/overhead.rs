@@ -78,13 +78,13 @@ pub fn run<B: Ops>(conn: &mut B::Conn, plan: &Plan, results: &mut Results) -> Re
         let (ratio, min, max) = paired_ratio(library, baseline);
         results.push(Row {
             section: B::OVERHEAD_SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure: figure.into(),
             baseline_name: baseline_name.into(),
             baseline: median(baseline),
             library_name: library_name.into(),
             library: median(library),
-            unit: "µs/cycle",
+            unit: "µs/cycle".into(),
             ratio,
             range: Some((min, max)),
             better: Better::Lower,
@@ -154,13 +154,13 @@ pub fn round_trips<B: Ops>(url: &str, results: &mut Results) -> Res<()> {
     ] {
         results.push(Row {
             section: B::OVERHEAD_SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure,
             baseline_name: baseline_name.into(),
             baseline,
             library_name: library_name.into(),
             library,
-            unit: "",
+            unit: "".into(),
             ratio: library / baseline,
             range: None,
             better: Better::Lower,

@@ -20,7 +20,7 @@ use crate::shared::{check, Res};
 use crate::suite::lease;
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 13;
+pub const SECTION: u32 = crate::measurements::PEER;
 const JOBS: i64 = 20_000;
 const WORKERS: usize = 16;
 const BATCH: usize = 100;
@@ -53,13 +53,13 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     let (ratio, min, max) = paired_ratio(&library, &peer);
     results.push(Row {
         section: SECTION,
-        backend: Pg::NAME,
+        backend: Pg::NAME.into(),
         figure: format!("jobs/s draining {JOBS} no-op jobs, {WORKERS} workers, batches of {BATCH}"),
         baseline_name: "graphile-worker 0.18.0 (its localQueue and batched completion)".into(),
         baseline: median(&peer),
         library_name: "library (claim_batch, one release)".into(),
         library: median(&library),
-        unit: "/s",
+        unit: "/s".into(),
         ratio,
         range: Some((min, max)),
         better: Better::Higher,

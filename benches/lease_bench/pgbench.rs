@@ -14,7 +14,7 @@ use crate::shared::{check, Options, Res};
 use crate::suite::{lease, throughput, LEASE_MICROS, OWNER, THREADS};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 2;
+pub const SECTION: u32 = crate::measurements::PGBENCH;
 
 /// The goal (issue 23): the library's rate at least this share of pgbench's.
 const GOAL: f64 = 0.95;
@@ -189,13 +189,13 @@ pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
                 let (ratio, min, max) = paired_ratio(&samples[k], &samples[0]);
                 results.push(Row {
                     section: SECTION,
-                    backend: Pg::NAME,
+                    backend: Pg::NAME.into(),
                     figure: format!("cycles/s, {clients} client(s)"),
                     baseline_name: "pgbench -M prepared".into(),
                     baseline: median(&samples[0]),
                     library_name: library_name.into(),
                     library: median(&samples[k]),
-                    unit: "cycles/s",
+                    unit: "cycles/s".into(),
                     ratio,
                     range: Some((min, max)),
                     better: Better::Higher,

@@ -19,7 +19,7 @@ use crate::shared::{Options, Res};
 use crate::suite::{LEASE_MICROS, OWNER};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 10;
+pub const SECTION: u32 = crate::measurements::POOLER;
 
 const CACHED: &str = "direct, statement cache on";
 const UNCACHED: &str = "direct, PgTransactionPooling";
@@ -74,13 +74,13 @@ pub fn run(pg_url: &str, options: &Options, results: &mut Results) -> Res<()> {
             let (ratio, min, max) = paired_ratio(&samples[library], &samples[baseline]);
             results.push(Row {
                 section: SECTION,
-                backend: "PostgreSQL",
+                backend: "PostgreSQL".into(),
                 figure: "claim_row, renew, release of one row".into(),
                 baseline_name: conns[baseline].0.into(),
                 baseline: median(&samples[baseline]),
                 library_name: conns[library].0.into(),
                 library: median(&samples[library]),
-                unit: "µs/cycle",
+                unit: "µs/cycle".into(),
                 ratio,
                 range: Some((min, max)),
                 better: Better::Lower,

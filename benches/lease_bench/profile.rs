@@ -5,7 +5,7 @@ use std::process::Command;
 use diesel_lease::{Claim, Lease};
 
 use crate::backend::{self, Backend, Ops, Sqlite};
-use crate::profile_figures::Profile;
+use crate::results::Profile;
 use crate::results::{Better, Results, Row};
 use crate::shared::{Options, Res};
 use crate::suite::{self, OWNER};
@@ -18,7 +18,7 @@ pub const VARIANTS: [(&str, &str); 4] = [
     ("hand-cached", "hand, prepared once"),
 ];
 
-/// How many of the costliest functions the report lists.
+/// How many of the costliest functions the results keep.
 const TOP: usize = 14;
 
 /// The child process: `cycles` claim cycles of `variant` on a fresh SQLite WAL file.
@@ -112,7 +112,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
             "  {name}: {} instructions per cycle",
             crate::text::number(ir, "")
         );
-        per_cycle.push((name, ir));
+        per_cycle.push((name.to_owned(), ir));
         match variant {
             "lib" => listed = inclusive(&out.to_string_lossy(), total, cycles)?,
             "lib-diesel" => listed_diesel = inclusive(&out.to_string_lossy(), total, cycles)?,
@@ -145,14 +145,14 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         ),
     ] {
         results.push(Row {
-            section: 7,
-            backend: "SQLite",
+            section: crate::measurements::PROFILE,
+            backend: "SQLite".into(),
             figure: figure.into(),
             baseline_name: base_name.into(),
             baseline: base,
             library_name: lib_name.into(),
             library: lib,
-            unit: "",
+            unit: "".into(),
             ratio: lib / base,
             range: None,
             better: Better::Lower,
@@ -171,7 +171,7 @@ pub fn run(options: &Options, results: &mut Results) -> Res<()> {
         .iter()
         .map(|(what, patterns)| {
             (
-                *what,
+                (*what).to_owned(),
                 centre(&listed, patterns),
                 centre(&listed_diesel, patterns),
             )

@@ -14,7 +14,7 @@ use crate::shared::{check, Res};
 use crate::suite::{hand_turn, lib_turn, locks, new_token, proxied, throughput, THREADS};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 3;
+pub const SECTION: u32 = crate::measurements::TURNS;
 
 pub fn run<B: Ops>(url: &str, conn: &mut B::Conn, plan: &Plan, results: &mut Results) -> Res<()> {
     let ids = B::agent_rows(conn, "bench-turn", 16)?;
@@ -47,13 +47,13 @@ pub fn run<B: Ops>(url: &str, conn: &mut B::Conn, plan: &Plan, results: &mut Res
             let (ratio, min, max) = paired_ratio(&samples[1], &samples[baseline]);
             results.push(Row {
                 section: SECTION,
-                backend: B::NAME,
+                backend: B::NAME.into(),
                 figure: format!("turns/s (acquire + release), {threads} thread(s)"),
                 baseline_name: baseline_name.into(),
                 baseline: median(&samples[baseline]),
                 library_name: "library".into(),
                 library: median(&samples[1]),
-                unit: "turns/s",
+                unit: "turns/s".into(),
                 ratio,
                 range: Some((min, max)),
                 better: Better::Higher,
@@ -192,13 +192,13 @@ pub fn round_trips<B: Ops>(url: &str, results: &mut Results) -> Res<()> {
     for (figure, baseline_name, baseline, library, goal) in rows {
         results.push(Row {
             section: SECTION,
-            backend: B::NAME,
+            backend: B::NAME.into(),
             figure,
             baseline_name: baseline_name.into(),
             baseline,
             library_name: "library".into(),
             library,
-            unit: "",
+            unit: "".into(),
             ratio: library / baseline,
             range: None,
             better: Better::Lower,

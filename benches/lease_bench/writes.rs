@@ -19,7 +19,7 @@ use crate::suite::OWN_SERVER;
 use crate::suite::{lease, OWNER};
 
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 16;
+pub const SECTION: u32 = crate::measurements::WRITES;
 /// Rows of the table, all held for the renewals and the keeper's rounds.
 const ROWS: i64 = 1_000;
 /// Claim cycles, and passes of one-row renewals over every row, measured.
@@ -106,13 +106,13 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
         ));
         results.push(Row {
             section: SECTION,
-            backend: OWN_SERVER,
+            backend: OWN_SERVER.into(),
             figure: format!("the share of HOT updates among those of {figure}"),
             baseline_name: "every update HOT".into(),
             baseline: 1.0,
             library_name: "HOT".into(),
             library: share,
-            unit: "",
+            unit: "".into(),
             ratio: share,
             range: None,
             better: Better::Higher,

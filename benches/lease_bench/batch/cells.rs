@@ -50,13 +50,13 @@ macro_rules! cells {
                         let (ratio, min, max) = paired_ratio(&samples[0], &samples[k]);
                         results.push(Row {
                             section: SECTION,
-                            backend: sql::NAME,
+                            backend: sql::NAME.into(),
                             figure: cell_figure(threads, n),
                             baseline_name: baseline_name.into(),
                             baseline: median(&samples[k]),
                             library_name: LIBRARY.into(),
                             library: median(&samples[0]),
-                            unit: "jobs/s",
+                            unit: "jobs/s".into(),
                             ratio,
                             range: Some((min, max)),
                             better: Better::Higher,
@@ -68,13 +68,13 @@ macro_rules! cells {
             let [library, hand, naive] = tallies.into_inner();
             results.push(Row {
                 section: SECTION,
-                backend: sql::NAME,
+                backend: sql::NAME.into(),
                 figure: LOST_FIGURE.into(),
                 baseline_name: NAIVE.into(),
                 baseline: naive.lost as f64,
                 library_name: LIBRARY.into(),
                 library: library.lost as f64,
-                unit: "",
+                unit: "".into(),
                 ratio: library.lost as f64 / naive.lost as f64,
                 range: None,
                 better: Better::Lower,
@@ -139,13 +139,13 @@ macro_rules! cells {
                 let (ratio, min, max) = paired_ratio(&samples[1], &samples[k]);
                 results.push(Row {
                     section: SECTION,
-                    backend: sql::NAME,
+                    backend: sql::NAME.into(),
                     figure: CLAIM_ROW_FIGURE.into(),
                     baseline_name: baseline_name.into(),
                     baseline: median(&samples[k]),
                     library_name: "claim_row".into(),
                     library: median(&samples[1]),
-                    unit: "µs/claim",
+                    unit: "µs/claim".into(),
                     ratio,
                     range: Some((min, max)),
                     better: Better::Lower,

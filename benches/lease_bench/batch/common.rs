@@ -8,28 +8,13 @@ use diesel::sql_types::BigInt;
 
 use crate::shared::{check, Res};
 
+pub use crate::batch_figures::*;
+
 /// The measurement's number, in `--only` and in docs/benchmarks.md.
-pub const SECTION: u32 = 8;
-/// Worker threads, each on its own pooled connection.
-pub const THREADS: [usize; 3] = [1, 4, 16];
-/// The most jobs one claim takes.
-pub const BATCHES: [usize; 3] = [1, 10, 100];
+pub const SECTION: u32 = crate::measurements::BATCH;
 /// How much longer than one slice the library would take to drain a cell's queue, at the rate
 /// of its warm-up (within the plan's bounds): the slice, not the queue, ends most samples.
 pub const QUEUE_SLACK: f64 = 1.25;
-/// The goals: the library against the same SQL by hand, prepared once (jobs/s)...
-pub const LIKE_FOR_LIKE: f64 = 0.95;
-/// ... against select-then-claim-each at the largest batch (jobs/s) ...
-pub const OVER_NAIVE: f64 = 5.0;
-/// ... and `claim_row` against the bare changesets (µs per claim).
-pub const CLAIM_ROW: f64 = 1.03;
-
-pub const LIBRARY: &str = "library";
-pub const HAND: &str = "same SQL by hand, prepared once";
-pub const NAIVE: &str = "select, then claim each by id";
-pub const BARE: &str = "bare changesets by hand";
-/// The same, the row read with `load` (every row collected) rather than `get_result`.
-pub const BARE_COLLECTED: &str = "bare changesets by hand, read with load";
 
 diesel::table! {
     use diesel::sql_types::*;
@@ -80,14 +65,6 @@ pub fn lost_conflict_claims_nothing(claimed: QueryResult<Vec<Id>>) -> QueryResul
         other => other.map(ids),
     }
 }
-
-/// The figure of a cell of the batch measurement.
-pub fn cell_figure(threads: usize, batch: usize) -> String {
-    format!("jobs/s, {threads} thread(s), batch {batch}")
-}
-
-pub const LOST_FIGURE: &str = "lost races, all cells (a claim that found its job taken)";
-pub const CLAIM_ROW_FIGURE: &str = "µs per claim of one row by key";
 
 /// How a worker claims its jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

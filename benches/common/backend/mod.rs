@@ -36,7 +36,7 @@ pub trait Backend: 'static {
     /// The server's default port (0: no network).
     const DEFAULT_PORT: u16;
     /// The number of the claim cycle's overhead in docs/benchmarks.md (6 for SQLite).
-    const OVERHEAD_SECTION: u32 = 1;
+    const OVERHEAD_SECTION: u32 = crate::measurements::OVERHEAD;
     const DDL: &'static str;
     /// `bench_kept`, the table of measurement 9.
     const KEPT_DDL: &'static str;

@@ -1,7 +1,7 @@
 //! The headline of measurement 8 (the batch claims) in docs/benchmarks.md, from its rows.
 use std::fmt::Write as _;
 
-use crate::batch::common::*;
+use crate::batch_figures::*;
 use crate::results::Row;
 use crate::text::number;
 
@@ -25,10 +25,10 @@ fn met_text(met: bool) -> &'static str {
 /// worst cell, then the library's rate per thread count and batch size against both baselines.
 pub fn markdown(rows: &[&Row]) -> String {
     let mut md = String::new();
-    let mut backends: Vec<&'static str> = Vec::new();
+    let mut backends: Vec<&str> = Vec::new();
     for row in rows {
-        if !backends.contains(&row.backend) {
-            backends.push(row.backend);
+        if !backends.contains(&row.backend.as_str()) {
+            backends.push(&row.backend);
         }
     }
     let find = |backend: &str, figure: &str, baseline: &str| {
@@ -101,8 +101,8 @@ pub fn markdown(rows: &[&Row]) -> String {
                 md,
                 "| `claim_row` ≤ {CLAIM_ROW:.2}x the time of the {BARE} | {backend} | — | {} ({} against {}{collected}) | {} |",
                 ratio_text(row.ratio),
-                number(row.library, row.unit),
-                number(row.baseline, row.unit),
+                number(row.library, &row.unit),
+                number(row.baseline, &row.unit),
                 met_text(row.met() == Some(true))
             );
         }

@@ -22,7 +22,7 @@ pub struct Options {
     pub plan: Plan,
     pub only: Option<BTreeSet<u32>>,
     pub write: bool,
-    /// Where the page, the plot and the JSON go: `docs/`, or `--out DIR`.
+    /// Where `benchmarks/results.json` goes: `docs/`, or `--out DIR`.
     pub docs: PathBuf,
 }
 

@@ -16,7 +16,7 @@ impl Backend for Sqlite {
     type Conn = diesel::SqliteConnection;
     const NAME: &str = "SQLite";
     const DEFAULT_PORT: u16 = 0;
-    const OVERHEAD_SECTION: u32 = 6;
+    const OVERHEAD_SECTION: u32 = crate::measurements::SQLITE;
     const KEPT_DDL: &str = "CREATE TABLE bench_kept (id BIGINT PRIMARY KEY NOT NULL, owner TEXT, \
         claim_token TEXT, claimed_at TEXT)";
     const GROWTH_DDL: &[&str] = &[
