@@ -70,7 +70,7 @@ pub use keeper::{
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
-pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
+pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Won};
 pub use query::{
     AllHeld, CheckOut, ClaimBatch, ClaimRow, Guarded, Health, HeldPerOwner, HeldRows, Holders,
     Holds, LeaseDsl, LeaseQuery, Many, One, OwnedRows, OwnerRelease, Reap, Release, Renewal,
@@ -94,7 +94,7 @@ pub mod __private {
         KeeperRelease, KeeperRenewal, KeeperRound, PairRelease, PairRenewal, RenewedRow,
         RoundRenewed,
     };
-    pub use crate::outcome::{FilterNotRead, Holder};
+    pub use crate::outcome::Holder;
     pub use crate::query::{
         Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, HoldersFilter, Holding,
         IncompleteWrite, LeaseStatement, NoClaimant, StaleOnly, WriteKind,

@@ -11,7 +11,7 @@ use super::schema::task_locks;
 use diesel_lease::sql::NoChanges;
 use diesel_lease::{
     dsl, Claim, Claimed, Error, Keepable, Keeper, KeeperSettings, Kept, KeptRelease, Lease,
-    LeaseDsl, LeaseQuery, Refusal, Refused, RunLeaseDsl, Why, Won,
+    LeaseDsl, LeaseQuery, RunLeaseDsl, Won,
 };
 
 /// A connection the task locks run on, through an r2d2 pool of it: `PgConnection`,
@@ -62,9 +62,6 @@ mod sealed {
             lease: Lease,
         ) -> Result<Claimed<String, task_locks::table>, Error>;
 
-        /// Why a claim of a task's lock was refused, as the row stands now.
-        fn why_refused(&mut self, refused: &Refused<task_locks::table>) -> Result<Refusal, Error>;
-
         /// Creates the row of task `name`, free; a row another node created first is as good.
         fn create_task(&mut self, name: &str) -> Result<(), Error>;
 
@@ -85,7 +82,6 @@ mod sealed {
     where
         C: R2D2Connection + 'static,
         ClaimTask: for<'q> LeaseQuery<'q, C, String>,
-        Why<task_locks::table>: for<'q> LeaseQuery<'q, C, Refusal>,
         CreateTask: ExecuteDsl<C>,
         task_locks::table: Keepable<C>,
         ReleaseTask: for<'q> LeaseQuery<'q, C, String>,
@@ -101,10 +97,6 @@ mod sealed {
                 .by(claim)
                 .returning(task_locks::name)
                 .run::<String>(self)
-        }
-
-        fn why_refused(&mut self, refused: &Refused<task_locks::table>) -> Result<Refusal, Error> {
-            refused.why().run(self)
         }
 
         fn create_task(&mut self, name: &str) -> Result<(), Error> {

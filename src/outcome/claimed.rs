@@ -14,7 +14,7 @@ use crate::{Claim, ClaimLease, Fenced};
 /// let worker = Claim::new("worker-1")?;
 /// match jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)? {
 ///     Claimed::Won(won) => assert_eq!(won.row().owner.as_deref(), Some("worker-1")),
-///     Claimed::Refused(refused) => panic!("{}", refused.why().run(conn)?),
+///     Claimed::Refused(refused) => panic!("{}", refused.why()),
 /// }
 /// # Ok(())
 /// # }
