@@ -8,10 +8,9 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::ExpressionMethods;
 
 use super::schema::task_locks;
-use diesel_lease::sql::NoChanges;
 use diesel_lease::{
-    dsl, Claim, Claimed, Error, Keepable, Keeper, KeeperSettings, Kept, KeptRelease, Lease,
-    LeaseDsl, LeaseQuery, RunLeaseDsl, Won,
+    dsl, Claim, Claimed, Error, Holds, Keepable, Keeper, KeeperSettings, Kept, Lease, LeaseDsl,
+    LeaseQuery, RunLeaseDsl, Won,
 };
 
 /// A connection the task locks run on, through an r2d2 pool of it: `PgConnection`,
@@ -46,7 +45,7 @@ type ClaimTask = dsl::Returning<dsl::By<dsl::ClaimRow<task_locks::table>>, task_
 type CreateTask =
     dsl::Values<dsl::insert_into<task_locks::table>, dsl::Eq<task_locks::name, String>>;
 /// The release of a kept lock.
-type ReleaseTask = KeptRelease<task_locks::table, NoChanges<task_locks::table>>;
+type ReleaseTask = dsl::Release<task_locks::table>;
 
 mod sealed {
     use super::*;

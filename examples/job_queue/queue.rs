@@ -14,8 +14,8 @@ use diesel_lease::prelude::*;
 use diesel_lease::sql::{self, OrderBy};
 use diesel_lease::sql_types::UtcTimestamp;
 use diesel_lease::{
-    now, Claimable, Guarded, Keepable, Keeper, KeeperSettings, KeptRelease, LeaseColumns,
-    LeaseQuery, Many, Release, Released,
+    now, Claimable, Guarded, Keepable, Keeper, KeeperSettings, LeaseColumns, LeaseQuery,
+    LossReason, Many, Release, Released,
 };
 
 use super::example_jobs;
@@ -70,10 +70,8 @@ mod statement {
         <Jobs as Table>::AllColumns,
         Claim,
     >;
-    /// A kept batch finished, through its `Kept`.
-    pub type FinishKept = KeptRelease<Jobs, Finish>;
-    /// Some jobs of a claim finished, the others left held.
-    pub type FinishSome = Guarded<Jobs, Release, Finish, Many>;
+    /// Jobs of a claim finished, through its `Kept` or named by key: the others left held.
+    pub type FinishHeld = Guarded<Jobs, Release, Finish, Many>;
     /// An operator frees a held job, whoever holds it.
     pub type Free = dsl::Update<
         dsl::Filter<dsl::Find<Jobs, i64>, dsl::IsNotNull<example_jobs::claim_token>>,
@@ -119,8 +117,7 @@ where
     C::Backend: LeaseDdl,
     example_jobs::table: Keepable<C>,
     statement::ClaimNext: for<'q> LeaseQuery<'q, C, Job>,
-    statement::FinishKept: for<'q> LeaseQuery<'q, C, i64>,
-    statement::FinishSome: for<'q> LeaseQuery<'q, C, i64>,
+    statement::FinishHeld: for<'q> LeaseQuery<'q, C, i64>,
     statement::Free: ExecuteDsl<C>,
     diesel::query_builder::SqlQuery: ExecuteDsl<C>,
     statement::Insert: ExecuteDsl<C>,
@@ -290,7 +287,16 @@ where
             // jobs worked; a lease lost otherwise (no renewal confirmed in time) leaves jobs
             // kept that were not worked, which must not be marked done: those go back as they
             // are when the handle drops.
-            let completed = if kept.held().iter().all(|id| worked.contains(id)) {
+            let taken_over = match kept.check() {
+                Err(lost) if lost.reason == LossReason::TakenOver => lost.rows,
+                _ => Vec::new(),
+            };
+            let all_worked = kept
+                .held()
+                .keys()
+                .iter()
+                .all(|id| worked.contains(id) || taken_over.contains(id));
+            let completed = if all_worked {
                 kept.release().set(finish).run(conn)?
             } else {
                 let held = example_jobs::table.held_rows(kept.claim(), worked.clone());

@@ -102,7 +102,7 @@ pub struct Won<R, T: ClaimLease> {
 /// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
 /// let won = outcome.won().expect("free");
 /// let kept = keeper.keep(&won)?;
-/// assert_eq!(kept.held(), [1]);
+/// assert_eq!(kept.held().keys(), [1]);
 /// # Ok(())
 /// # }
 /// ```

@@ -12,7 +12,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::sql::{And, NoChanges, NoOrder};
 use diesel_lease::{
     dsl, AllHeld, Claimable, Guarded, HeldPerOwner, Holders, Keepable, Keeper, KeeperSettings,
-    KeptRelease, LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, Write,
+    LeaseQuery, Many, Node, One, Outlived, OwnerRelease, Release, Renewal, Write,
 };
 
 use diesel_lease::__private::RenewedAgo;
@@ -73,7 +73,6 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     HeldPerOwner<Items>: for<'q> LeaseQuery<'q, C, (String, i64)>,
     ReleaseMany: for<'q> LeaseQuery<'q, C, Key>,
     Items: Keepable<C>,
-    KeptRelease<Items, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     ReapOfTenant: for<'q> LeaseQuery<'q, C, Key>,
     ReleaseEarlierLives: for<'q> LeaseQuery<'q, C, Key>,
     ReleaseOwned: for<'q> LeaseQuery<'q, C, Key>,
