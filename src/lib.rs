@@ -64,13 +64,13 @@ pub use conflicts::{lost_conflicts, LostConflicts};
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
-    Drained, DrainedTable, Keepable, Keeper, KeeperSettings, KeeperStats, Kept, KeptRelease,
-    LeaseLost, LossReason,
+    Drained, DrainedTable, Keepable, Keeper, KeeperSettings, KeeperStats, Kept, LeaseLost,
+    LossReason,
 };
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
-pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Why, Won};
+pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Won};
 pub use query::{
     CheckOut, ClaimBatch, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows, Reap,
     RunLeaseDsl, WaitQuery, Waiting,
@@ -90,7 +90,7 @@ pub mod __private {
         KeeperRelease, KeeperRenewal, KeeperRound, PairRelease, PairRenewal, RenewedRow,
         RoundRenewed,
     };
-    pub use crate::outcome::{FilterNotRead, Holder};
+    pub use crate::outcome::Holder;
     pub use crate::query::{
         AllHeld, Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, Guarded, Health,
         HeldPerOwner, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseStatement, NoClaimant,
@@ -179,7 +179,7 @@ pub struct ReadmeDoctests;
 /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
 /// let conn = &mut pool.get()?;
 /// let kept = take_due(conn, &keeper, &Claim::new("worker-1")?, lease)?;
-/// assert_eq!(kept.held(), [1]);
+/// assert_eq!(kept.held().keys(), [1]);
 /// let claimed: i64 = jobs::table.filter(jobs::claimed_at.le(now())).count().get_result(conn)?;
 /// assert_eq!(claimed, 1, "claimed no later than the database's now");
 /// let held = kept.stop_keeping();

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
-use diesel_lease::{Claim, Keeper, KeeperSettings};
+use diesel_lease::{Claim, Holds, Keeper, KeeperSettings};
 
 use crate::backend::{self, Backend, ConnPool, Ops};
 use crate::measure::{interleave, median, micros_per_op, paired_ratio, StatementLog, Variant};
@@ -130,7 +130,7 @@ fn keeper_round<B: Ops>(
     let (s1, k1) = (statements(), keeper.renewal_statements());
     check(kept.is_held(), "the keeper lost its rows")?;
     check(
-        kept.held().len() == held as usize,
+        kept.held().keys().len() == held as usize,
         "the keeper holds fewer rows",
     )?;
     let rounds = (r1 - r0) as f64;

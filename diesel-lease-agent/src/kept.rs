@@ -3,8 +3,7 @@ use diesel::r2d2::R2D2Connection;
 
 use super::schema::{conversations, user_settings};
 use super::{AgentLocks, Error, TurnRef};
-use diesel_lease::__private::sql::NoChanges;
-use diesel_lease::{Claim, Keepable, Keeper, Kept, KeptRelease, LeaseDsl, LeaseQuery, RunLeaseDsl};
+use diesel_lease::{dsl, Claim, Holds, Keepable, Keeper, Kept, LeaseDsl, LeaseQuery, RunLeaseDsl};
 
 /// A turn whose conversation and user locks a [`Keeper`] renews: made by [`AgentLocks::keep`].
 ///
@@ -115,9 +114,9 @@ impl KeptTurn {
     /// See [`KeptTurn`] for an example.
     pub fn release<C>(self, conn: &mut C) -> Result<bool, Error>
     where
-        KeptRelease<conversations::table, NoChanges<conversations::table>>:
+        dsl::Release<Kept<conversations::table>>:
             for<'q> LeaseQuery<'q, C, String, Output = Vec<String>>,
-        KeptRelease<user_settings::table, NoChanges<user_settings::table>>:
+        dsl::Release<Kept<user_settings::table>>:
             for<'q> LeaseQuery<'q, C, String, Output = Vec<String>>,
     {
         let chat = self.chat.release().run(conn)?;

@@ -8,10 +8,9 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::ExpressionMethods;
 
 use super::schema::task_locks;
-use diesel_lease::__private::sql::NoChanges;
 use diesel_lease::{
-    dsl, Claim, Claimed, Error, Keepable, Keeper, KeeperSettings, Kept, KeptRelease, Lease,
-    LeaseDsl, LeaseQuery, Refusal, Refused, RunLeaseDsl, Why, Won,
+    dsl, Claim, Claimed, Error, Holds, Keepable, Keeper, KeeperSettings, Kept, Lease, LeaseDsl,
+    LeaseQuery, RunLeaseDsl, Won,
 };
 
 /// A connection the task locks run on, through an r2d2 pool of it: `PgConnection`,
@@ -46,7 +45,7 @@ type ClaimTask = dsl::Returning<dsl::By<dsl::ClaimRow<task_locks::table>>, task_
 type CreateTask =
     dsl::Values<dsl::insert_into<task_locks::table>, dsl::Eq<task_locks::name, String>>;
 /// The release of a kept lock.
-type ReleaseTask = KeptRelease<task_locks::table, NoChanges<task_locks::table>>;
+type ReleaseTask = dsl::Release<Kept<task_locks::table>>;
 
 mod sealed {
     use super::*;
@@ -61,9 +60,6 @@ mod sealed {
             claim: &Claim,
             lease: Lease,
         ) -> Result<Claimed<String, task_locks::table>, Error>;
-
-        /// Why a claim of a task's lock was refused, as the row stands now.
-        fn why_refused(&mut self, refused: &Refused<task_locks::table>) -> Result<Refusal, Error>;
 
         /// Creates the row of task `name`, free; a row another node created first is as good.
         fn create_task(&mut self, name: &str) -> Result<(), Error>;
@@ -85,7 +81,6 @@ mod sealed {
     where
         C: R2D2Connection + 'static,
         ClaimTask: for<'q> LeaseQuery<'q, C, String>,
-        Why<task_locks::table>: for<'q> LeaseQuery<'q, C, Refusal>,
         CreateTask: ExecuteDsl<C>,
         task_locks::table: Keepable<C>,
         ReleaseTask: for<'q> LeaseQuery<'q, C, String>,
@@ -101,10 +96,6 @@ mod sealed {
                 .by(claim)
                 .returning(task_locks::name)
                 .run::<String>(self)
-        }
-
-        fn why_refused(&mut self, refused: &Refused<task_locks::table>) -> Result<Refusal, Error> {
-            refused.why().run(self)
         }
 
         fn create_task(&mut self, name: &str) -> Result<(), Error> {

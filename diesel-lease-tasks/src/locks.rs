@@ -274,8 +274,8 @@ impl<C: TaskConnection> TaskLocks<C> {
                 Claimed::Won(won) => return Ok(Taken::Won(won)),
                 Claimed::Refused(refused) => refused,
             };
-            match conn.why_refused(&refused)? {
-                Refusal::Held(holder) => return Ok(Taken::HeldBy(holder)),
+            match refused.why() {
+                Refusal::Held(holder) => return Ok(Taken::HeldBy(holder.clone())),
                 Refusal::NoSuchRow => conn.create_task(name)?,
                 // Freed, or outlived, since the claim: claim it again.
                 Refusal::Free | Refusal::Outlived(_) => {}

@@ -13,7 +13,7 @@ use diesel::r2d2::{ConnectionManager, Pool};
 use diesel_lease::backend::LeaseDdl;
 use diesel_lease::prelude::*;
 use diesel_lease::sql_types::UtcTimestamp;
-use diesel_lease::{dsl, Keepable, KeptRelease, LeaseColumns};
+use diesel_lease::{dsl, Keepable, LeaseColumns, LossReason};
 
 use super::example_jobs;
 use super::support::{millis_since, timeline_start, Pooled};
@@ -121,7 +121,6 @@ where
     C::Backend: LeaseDdl,
     example_jobs::table: Keepable<C>,
     for<'a, 'q> claim_next<'a>: LeaseQuery<'q, C, Job>,
-    KeptRelease<example_jobs::table, finished>: for<'q> LeaseQuery<'q, C, i64>,
     dsl::Release<HeldRows<example_jobs::table>, finished>: for<'q> LeaseQuery<'q, C, i64>,
     free: ExecuteDsl<C>,
     diesel::query_builder::SqlQuery: ExecuteDsl<C>,
@@ -264,7 +263,16 @@ where
             // jobs worked; a lease lost otherwise (no renewal confirmed in time) leaves jobs
             // kept that were not worked, which must not be marked done: those go back as they
             // are when the handle drops.
-            let completed = if kept.held().iter().all(|id| worked.contains(id)) {
+            let taken_over = match kept.check() {
+                Err(lost) if lost.reason == LossReason::TakenOver => lost.rows,
+                _ => Vec::new(),
+            };
+            let all_worked = kept
+                .held()
+                .keys()
+                .iter()
+                .all(|id| worked.contains(id) || taken_over.contains(id));
+            let completed = if all_worked {
                 kept.release().set(finish).run(conn)?
             } else {
                 let held = example_jobs::table.held_rows(kept.claim(), worked.clone());

@@ -52,10 +52,11 @@
 //!
 //! ## Why a claim was refused
 //!
-//! A refusal costs nothing more until you ask why. [`Refused::why`](crate::Refused::why) is one
-//! read, by the database's clock, and gives a [`Refusal`](crate::Refusal): the row is held (by
-//! whom, for how long yet), there is no such row, your filter does not take it, or it was freed
-//! in between.
+//! A refused claim says why: right after the claim, the run reads the row once, by the
+//! database's clock, and [`Refused::why`](crate::Refused::why) gives that
+//! [`Refusal`](crate::Refusal): the row is held (by whom, for how long yet), there is no such
+//! row, your filter does not take it, or it was freed in between. Whether the claim won is the
+//! claim statement's own answer; the read only explains a refusal.
 //!
 //! ```
 //! # include!("../doctest_setup.rs");
@@ -70,7 +71,7 @@
 //!
 //! let second = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)?;
 //! let Claimed::Refused(refused) = second else { panic!("the lease is fresh") };
-//! match refused.why().run(conn)? {
+//! match refused.why() {
 //!     Refusal::Held(holder) => {
 //!         assert_eq!(holder.owner, "worker-1");
 //!         println!("held: {holder}"); // worker-1 (claim ..) for .., frees in ..

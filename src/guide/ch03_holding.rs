@@ -52,7 +52,9 @@
 //! gives a [`Kept`](crate::Kept) handle. The work asks it [`check`](crate::Kept::check) (or
 //! [`is_held`](crate::Kept::is_held)) before each step; that reads no database, it reads what the
 //! keeper last learned. A renewal that finds a row taken over, or that could not confirm the
-//! lease in time (the database unreachable), makes `check()` an error at once.
+//! lease in time (the database unreachable), makes `check()` an error at once. A `Kept` is a
+//! holder too, with the same three verbs: its `release()` also stops the keeper keeping the
+//! claim.
 //!
 //! ```
 //! # include!("../doctest_setup.rs");

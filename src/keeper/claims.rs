@@ -15,7 +15,7 @@ use super::round::{KeeperRound, RoundRenewed};
 use super::state::{lock, ClaimState};
 use super::stats::Tally;
 use crate::monotonic;
-use crate::query::{DatedRenewal, LeaseStatement};
+use crate::query::{DatedRenewal, Keeping, LeaseStatement, ReleaseWrite};
 use crate::sql::NoChanges;
 use crate::Holds;
 use crate::{ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Release, RunLeaseDsl};
@@ -135,18 +135,15 @@ where
     }
 }
 
-/// Releases what `state` still holds on `table`, once, through `conn`, by `release` (given the
-/// keys and, before the shortest hold has passed, how far back to date them): the rows then keep
-/// their claim, dated so that they outlive the lease just when the hold ends (by the database's
-/// clock at this release, so never sooner); after it, they are freed. `None` when the claim was
-/// released before, or handed back to the caller.
-pub(super) fn release_claim<T: ClaimLease, C>(
-    table: T,
-    state: &ClaimState<T::Key>,
-    conn: &mut C,
-    database_time: impl FnOnce(&mut C) -> Result<i64, Error>,
-    release: impl FnOnce(HeldRows<T>, Option<i64>, &mut C) -> Result<Vec<T::Key>, Error>,
-) -> Result<Option<Vec<T::Key>>, Error> {
+/// Releases what `state` still holds, once, through `write` (given the keys and, before the
+/// shortest hold has passed, how far back to date them): the rows then keep their claim, dated so
+/// that they outlive the lease just when the hold ends (by the database's clock at this release,
+/// so never sooner); after it, they are freed. `None` when the claim was released before, or
+/// handed back to the caller.
+fn release_claim<K: Clone + Eq + Hash>(
+    state: &ClaimState<K>,
+    write: &mut dyn ReleaseWrite<K>,
+) -> Result<Option<Vec<K>>, Error> {
     let _statement = state.statement();
     if state.is_off_the_keepers_hands() {
         return Ok(None);
@@ -157,20 +154,52 @@ pub(super) fn release_claim<T: ClaimLease, C>(
     } else {
         let dated = match state.hold_until() {
             Some(hold_until) => {
-                let left = hold_until.saturating_sub(database_time(conn)?);
+                let left = hold_until.saturating_sub(write.database_time()?);
                 let lease = *state.settings().lease().micros();
                 (left > 0).then(|| lease.saturating_sub(left))
             }
             None => None,
         };
-        release(
-            HeldRows::new(table, state.claim().clone(), keys),
-            dated,
-            conn,
-        )?
+        write.write(keys, dated)?
     };
     state.mark_released(released.clone());
     Ok(Some(released))
+}
+
+/// A release through the holder's handle ([`Kept`](crate::Kept)'s `release`).
+impl<K: Clone + Eq + Hash + Send + Sync> Keeping<K> for ClaimState<K> {
+    fn release(&self, write: &mut dyn ReleaseWrite<K>) -> Result<Option<Vec<K>>, Error> {
+        let released = release_claim(self, write);
+        if released.is_err() {
+            // It may have committed without its answer arriving: a renewal must not undo it.
+            self.stop_renewing();
+        }
+        released
+    }
+}
+
+/// The statements of the keeper's own release of a claim, on a connection of its pool.
+struct KeeperWrite<'a, T: ClaimLease, C> {
+    table: T,
+    state: &'a ClaimState<T::Key>,
+    conn: &'a mut C,
+}
+
+impl<T: ClaimLease, C> KeeperWrite<'_, T, C> {
+    fn new<'a>(table: T, state: &'a ClaimState<T::Key>, conn: &'a mut C) -> KeeperWrite<'a, T, C> {
+        KeeperWrite { table, state, conn }
+    }
+}
+
+impl<T: Keepable<C>, C> ReleaseWrite<T::Key> for KeeperWrite<'_, T, C> {
+    fn database_time(&mut self) -> Result<i64, Error> {
+        T::database_time(self.conn)
+    }
+
+    fn write(&mut self, keys: Vec<T::Key>, dated: Option<i64>) -> Result<Vec<T::Key>, Error> {
+        let held = HeldRows::new(self.table, self.state.claim().clone(), keys);
+        T::release_held(held, dated, self.conn)
+    }
 }
 
 /// The claims kept on one table, whatever the table and its key type: renewed each round,
@@ -320,7 +349,7 @@ where
     fn release_waiting(&self, state: &ClaimState<T::Key>, wait: Duration) -> Result<(), Error> {
         let mut conn = self.pool.get_timeout(wait)?;
         broken_on_error(&mut *conn, |conn| {
-            release_claim(self.table, state, conn, T::database_time, T::release_held).map(drop)
+            release_claim(state, &mut KeeperWrite::new(self.table, state, conn)).map(drop)
         })
     }
 }
@@ -407,7 +436,7 @@ where
         }
         for state in alone {
             let released = broken_on_error(&mut *conn, |conn| {
-                release_claim(self.table, state, conn, T::database_time, T::release_held)
+                release_claim(state, &mut KeeperWrite::new(self.table, state, conn))
             })
             .map_err(stop_all)?;
             if let Some(rows) = released {

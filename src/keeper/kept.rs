@@ -3,29 +3,20 @@
 use std::fmt;
 use std::sync::Arc;
 
-use diesel::connection::Connection;
-use diesel::query_builder::AsChangeset;
-
 use super::bounded::finished_within;
-use super::claims::{release_claim, ReleasesUnattended};
+use super::claims::ReleasesUnattended;
 use super::state::ClaimState;
 use super::LeaseLost;
-use crate::backend::LeaseBackend;
-use crate::backend::NativeLeaseQuery;
 use crate::monotonic;
-use crate::query::{DatedRenewal, LeaseStatement};
-use crate::sql::NoChanges;
-use crate::Holds;
-use crate::{
-    Claim, ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Release, RunLeaseDsl,
-};
+use crate::query::{Keeping, KeptBy};
+use crate::{Claim, ClaimLease, HeldRows, Holds};
 
 /// A claim a [`Keeper`](crate::Keeper) keeps: ask it whether the lease is still held before each
 /// step of the work, and release or finish its rows when done. Dropping it releases too, on a
 /// thread of its own, waiting no longer than [`KeeperSettings::drop_within`](crate::KeeperSettings::drop_within)
 /// (1 s by default); a release that takes longer goes on alone, and the rows it never frees free by
-/// their lease. A release that must be waited for is [`release`](Self::release), on the caller's
-/// connection.
+/// their lease. A release that must be waited for is [`release`](Holds::release), on the caller's
+/// connection: a kept claim is a holder, [`Holds`], as a row won or a batch is.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -48,7 +39,8 @@ use crate::{
 /// # }
 /// ```
 pub struct Kept<T: ClaimLease> {
-    table: T,
+    /// The rows kept, linked to the keeper, so that their release stops their renewals.
+    held: HeldRows<T>,
     state: Arc<ClaimState<T::Key>>,
     /// What releases the claim when the handle is dropped; none once it was handed back.
     unattended: Option<Arc<dyn ReleasesUnattended<T::Key>>>,
@@ -64,12 +56,13 @@ impl<T: ClaimLease> fmt::Debug for Kept<T> {
 
 impl<T: ClaimLease> Kept<T> {
     pub(super) fn new(
-        table: T,
+        held: HeldRows<T>,
         state: Arc<ClaimState<T::Key>>,
         unattended: Arc<dyn ReleasesUnattended<T::Key>>,
     ) -> Self {
+        let keeper: Arc<dyn Keeping<T::Key>> = Arc::clone(&state) as _;
         Self {
-            table,
+            held: held.kept_by(KeptBy(keeper)),
             state,
             unattended: Some(unattended),
         }
@@ -118,26 +111,6 @@ impl<T: ClaimLease> Kept<T> {
         self.state.loss(monotonic::instant()).map_or(Ok(()), Err)
     }
 
-    /// The keys of the rows still held, as of the last renewal.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # use diesel_lease::{Keeper, KeeperSettings};
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let pool = jobs_pool()?;
-    /// # let lease = Lease::from_secs(30)?;
-    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
-    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
-    /// let kept = keeper.keep(batch.held())?;
-    /// assert_eq!(kept.held(), [1]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn held(&self) -> Vec<T::Key> {
-        self.state.held()
-    }
-
     /// The claim kept.
     ///
     /// ```
@@ -156,41 +129,6 @@ impl<T: ClaimLease> Kept<T> {
     /// ```
     pub fn claim(&self) -> &Claim {
         self.state.claim()
-    }
-
-    /// Stops keeping the claim and releases the rows it still holds, guarded by its token, with
-    /// the caller's `.set(..)` (a final status) in the same statement: run it for the keys of
-    /// the rows released. With a shortest hold that has not passed, the rows are dated instead of
-    /// freed (after a reading of the database's clock), and the caller's changes still land. A
-    /// release that ran before (this one's, or the keeper's when it stopped) releases nothing
-    /// again. After an error the claim is renewed no more (the release may have committed
-    /// without its answer arriving, and a renewal must not undo it), so that its lease runs out
-    /// unless another release gets through: run it again, or drop the handle, which tries once
-    /// more.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
-    /// # use diesel_lease::{Keeper, KeeperSettings};
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let pool = jobs_pool()?;
-    /// # let lease = Lease::from_secs(30)?;
-    /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
-    /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
-    /// let kept = keeper.keep(batch.held())?;
-    /// let conn = &mut pool.get()?;
-    /// assert_eq!(kept.release().set(jobs::status.eq("done")).run(conn)?, [1]);
-    /// assert!(kept.release().run(conn)?.is_empty(), "released once");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn release(&self) -> KeptRelease<T, NoChanges<T>> {
-        KeptRelease {
-            table: self.table,
-            state: Arc::clone(&self.state),
-            changes: NoChanges::default(),
-        }
     }
 
     /// Stops keeping the claim without releasing it: the rows it still holds, as of the last
@@ -218,7 +156,7 @@ impl<T: ClaimLease> Kept<T> {
     pub fn stop_keeping(mut self) -> HeldRows<T> {
         self.unattended = None;
         let held = self.state.hand_back();
-        HeldRows::new(self.table, self.state.claim().clone(), held)
+        HeldRows::new(self.held.table(), self.state.claim().clone(), held)
     }
 }
 
@@ -244,8 +182,21 @@ impl<T: ClaimLease> Drop for Kept<T> {
     }
 }
 
-/// The release of a kept claim: made by [`Kept::release`], given the caller's changes by
-/// [`set`](Self::set), run by `.run(conn)`.
+/// The rows kept, through the same verbs as any holder's: [`held`](Holds::held) names the rows
+/// the claim was kept with ([`check`](Kept::check) says which of them were lost since), and
+/// [`renew`](Holds::renew) and [`update`](Holds::update) are the holder's own, guarded by the
+/// claim's token.
+///
+/// [`release`](Holds::release) stops keeping the claim and releases the rows it still holds (as
+/// of the last renewal), guarded by its token, with the caller's `.set(..)` (a final status) in
+/// the same statement: run it for the keys of the rows released. The keeper renews them no more,
+/// and neither a drain nor its stop, nor the handle's drop, releases them again. With a shortest
+/// hold that has not passed, the rows are dated instead of freed (after a reading of the
+/// database's clock), and the caller's changes still land. A release that ran before (this one's,
+/// or the keeper's when it stopped) releases nothing again. After an error the claim is renewed
+/// no more (the release may have committed without its answer arriving, and a renewal must not
+/// undo it), so that its lease runs out unless another release gets through: run it again, or
+/// drop the handle, which tries once more.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -258,81 +209,20 @@ impl<T: ClaimLease> Drop for Kept<T> {
 /// # let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
 /// # let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
 /// let kept = keeper.keep(batch.held())?;
-/// let release: diesel_lease::KeptRelease<jobs::table, _> = kept.release().set(jobs::status.eq("done"));
-/// assert_eq!(release.run(&mut pool.get()?)?, [1]);
+/// assert_eq!(kept.held().keys(), [1]);
+/// let conn = &mut pool.get()?;
+/// assert_eq!(kept.renew().run(conn)?, [1]);
+/// assert_eq!(kept.release().set(jobs::status.eq("done")).run(conn)?, [1]);
+/// assert!(kept.release().run(conn)?.is_empty(), "released once");
+/// assert!(!kept.is_held());
 /// # Ok(())
 /// # }
 /// ```
-#[must_use = "a release does nothing until it is run"]
-pub struct KeptRelease<T: ClaimLease, Changes> {
-    table: T,
-    state: Arc<ClaimState<T::Key>>,
-    changes: Changes,
-}
+impl<T: ClaimLease> Holds for Kept<T> {
+    type Table = T;
+    type Answer = Vec<T::Key>;
 
-impl<T: ClaimLease, Changes> fmt::Debug for KeptRelease<T, Changes> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeptRelease")
-            .field("claim", self.state.claim())
-            .finish_non_exhaustive()
+    fn held(&self) -> &HeldRows<T> {
+        &self.held
     }
 }
-
-impl<T: ClaimLease> KeptRelease<T, NoChanges<T>> {
-    /// The caller's own changes, set on the released rows by the same statement.
-    ///
-    /// See [`Kept::release`] for an example.
-    pub fn set<Changes: AsChangeset<Target = T>>(
-        self,
-        changes: Changes,
-    ) -> KeptRelease<T, Changes> {
-        KeptRelease {
-            table: self.table,
-            state: self.state,
-            changes,
-        }
-    }
-}
-
-impl<T: ClaimLease, Changes> LeaseStatement<T::Key> for KeptRelease<T, Changes> {
-    type Output = Vec<T::Key>;
-}
-
-impl<'q, T, Changes, C> NativeLeaseQuery<'q, C, T::Key> for KeptRelease<T, Changes>
-where
-    T: ClaimLease,
-    Changes: AsChangeset<Target = T>,
-    C: Connection,
-    C::Backend: LeaseBackend,
-    Guarded<T, Release, Changes, Vec<T::Key>>:
-        LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    Guarded<T, DatedRenewal, Changes, Vec<T::Key>>:
-        LeaseQuery<'q, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
-    DatabaseTime: LeaseQuery<'q, C, i64> + LeaseStatement<i64, Output = i64>,
-{
-    fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
-        let changes = self.changes;
-        let released = release_claim(
-            self.table,
-            &self.state,
-            conn,
-            |conn| DatabaseTime.run::<i64>(conn),
-            |held, dated, conn| match dated {
-                Some(micros) => held
-                    .guarded(DatedRenewal::new(micros))
-                    .set(changes)
-                    .run(conn),
-                None => held.release().set(changes).run(conn),
-            },
-        );
-        match released {
-            Ok(released) => Ok(released.unwrap_or_default()),
-            Err(error) => {
-                self.state.stop_renewing();
-                Err(error)
-            }
-        }
-    }
-}
-
-impl<T: ClaimLease, Changes, C> crate::RunLeaseDsl<C> for KeptRelease<T, Changes> {}

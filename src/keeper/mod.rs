@@ -25,7 +25,7 @@ use bounded::finished_within;
 pub use claims::Keepable;
 use claims::{Renewal, Renewing, TableClaims};
 pub use drained::{Drained, DrainedTable};
-pub use kept::{Kept, KeptRelease};
+pub use kept::Kept;
 pub use lost::{LeaseLost, LossReason};
 pub use release::{KeeperRelease, PairRelease};
 pub use renewal::{KeeperRenewal, PairRenewal, RenewedRow};
@@ -248,7 +248,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
         let sent = claims.renew(std::slice::from_ref(&state), Renewal::Waiting)?;
         self.shared.tally.statements_sent(sent);
         lock(&claims.claims).push(Arc::clone(&state));
-        Ok(Kept::new(table, state, claims))
+        Ok(Kept::new(held.clone(), state, claims))
     }
 
     /// The claims kept on `table`, created on first use.

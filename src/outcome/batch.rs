@@ -39,7 +39,7 @@ pub struct Batch<R, T: ClaimLease> {
 /// let keeper = Keeper::start(pool.clone(), KeeperSettings::new(lease))?;
 /// let batch = jobs::table.claim_batch(10, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
 /// let kept = keeper.keep(&batch)?;
-/// assert_eq!(kept.held(), batch.keys());
+/// assert_eq!(kept.held().keys(), batch.keys());
 /// # Ok(())
 /// # }
 /// ```

@@ -14,7 +14,7 @@ use crate::{Claim, ClaimLease, Fenced};
 /// let worker = Claim::new("worker-1")?;
 /// match jobs::table.claim_row(1, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)? {
 ///     Claimed::Won(won) => assert_eq!(won.row().owner.as_deref(), Some("worker-1")),
-///     Claimed::Refused(refused) => panic!("{}", refused.why().run(conn)?),
+///     Claimed::Refused(refused) => panic!("{}", refused.why()),
 /// }
 /// # Ok(())
 /// # }
@@ -102,7 +102,7 @@ pub struct Won<R, T: ClaimLease> {
 /// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("w")?).run::<Job>(&mut pool.get()?)?;
 /// let won = outcome.won().expect("free");
 /// let kept = keeper.keep(&won)?;
-/// assert_eq!(kept.held(), [1]);
+/// assert_eq!(kept.held().keys(), [1]);
 /// # Ok(())
 /// # }
 /// ```

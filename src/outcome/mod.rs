@@ -5,5 +5,5 @@ mod refusal;
 
 pub use batch::Batch;
 pub use claimed::{Claimed, Won};
-pub(crate) use refusal::holder;
-pub use refusal::{FilterNotRead, Holder, LeaseHolder, OutlivedLease, Refusal, Refused, Why};
+pub(crate) use refusal::{holder, Why, WhyRead};
+pub use refusal::{Holder, LeaseHolder, OutlivedLease, Refusal, Refused};

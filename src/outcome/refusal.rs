@@ -1,4 +1,4 @@
-//! Why a claim was refused, read only when asked, by the database's clock.
+//! Why a claim of one row was refused, read right after it, by the database's clock.
 use std::fmt;
 use std::time::Duration;
 
@@ -6,15 +6,12 @@ use diesel::backend::Backend;
 use diesel::connection::Connection;
 use diesel::deserialize::{self, Queryable};
 use diesel::dsl;
-use diesel::expression::Expression;
 use diesel::expression_methods::EqAll;
 use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::{IntoSql, Table};
 
-use crate::backend::NativeLeaseQuery;
 use crate::backend::{read_optional, LeaseBackend};
-use crate::query::LeaseStatement;
 use crate::sql::{MicrosSince, NoLock, SelectWhere};
 use crate::table::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::{ClaimLease, Error, Fresh, Lease};
@@ -48,8 +45,12 @@ pub(crate) fn holder<T: ClaimLease>(table: T, lease: Lease) -> Holder<T> {
     )
 }
 
-/// A refused claim of one row. Nothing was written; ask [`why`](Self::why) to learn the
-/// reason.
+/// A refused claim of one row: nothing was written, and [`why`](Self::why) says why.
+///
+/// The claim is one statement, and whether it won is read from it alone; refused, the run reads
+/// why right after it, on the same connection (one read, by the database's clock, with the
+/// claim's lease and its whole condition besides the key, the caller's filter included), so that
+/// the refusal carries its reason. A database error in that read is the claim's error.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -58,69 +59,19 @@ pub(crate) fn holder<T: ClaimLease>(table: T, lease: Lease) -> Holder<T> {
 /// # let conn = &mut jobs_connection()?;
 /// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
 /// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
-/// assert_eq!(refused.why().run(conn)?, Refusal::NoSuchRow);
+/// assert_eq!(refused.why(), &Refusal::NoSuchRow);
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused<T: ClaimLease> {
-    table: T,
     key: T::Key,
-    lease: Lease,
-    /// Whether the claim had a filter of its own, which may be what refused a free row.
-    filtered: bool,
-    /// Why, as a wait read it after its last attempt; a plain claim reads nothing.
-    reading: Option<Refusal>,
+    why: Refusal,
 }
 
 impl<T: ClaimLease> Refused<T> {
-    pub(crate) fn new(table: T, key: T::Key, lease: Lease, filtered: bool) -> Self {
-        Self {
-            table,
-            key,
-            lease,
-            filtered,
-            reading: None,
-        }
-    }
-
-    /// The same refusal, with why it was refused as read right after it.
-    pub(crate) fn read_as(self, reading: Refusal) -> Self {
-        Self {
-            reading: Some(reading),
-            ..self
-        }
-    }
-
-    /// Why the claim was refused, as it was read right after the refusal, by the database's
-    /// clock, if it was: a claim run with [`waiting`](crate::ClaimRow::waiting) reads it after
-    /// each refused attempt, and gives back its last reading here, so that the caller need not
-    /// read again. A plain claim reads nothing it was not asked to: `None`, and
-    /// [`why`](Self::why) reads it.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use std::time::Duration;
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let worker = Claim::new("worker-1")?;
-    /// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&worker).run::<Job>(conn)?;
-    /// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
-    /// assert_eq!(refused.reading(), None, "a plain claim reads nothing");
-    ///
-    /// let waited = jobs::table
-    ///     .claim_row(7, Lease::from_secs(30)?)
-    ///     .by(&worker)
-    ///     .waiting(Duration::from_secs(5))
-    ///     .run::<Job>(conn)?;
-    /// let Claimed::Refused(refused) = waited else { panic!("there is still no job 7") };
-    /// assert_eq!(refused.reading(), Some(&Refusal::NoSuchRow), "no row: it did not wait");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn reading(&self) -> Option<&Refusal> {
-        self.reading.as_ref()
+    pub(crate) fn new(key: T::Key, why: Refusal) -> Self {
+        Self { key, why }
     }
 
     /// The key of the row that was not claimed.
@@ -140,8 +91,9 @@ impl<T: ClaimLease> Refused<T> {
         &self.key
     }
 
-    /// Why the claim was refused, as the row stands when this runs: one read, by the database's
-    /// clock, with the claim's lease.
+    /// Why the claim was refused, as read right after it, by the database's clock: held by
+    /// another claim (and until when), no such row, or not taken by the claim's own filter. A
+    /// claim run with [`waiting`](crate::ClaimRow::waiting) gives back its last attempt's.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
@@ -152,126 +104,47 @@ impl<T: ClaimLease> Refused<T> {
     /// let _won = jobs::table.claim_row(1, lease).by(&Claim::new("worker-1")?).run::<Job>(conn)?;
     /// let outcome = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)?;
     /// let Claimed::Refused(refused) = outcome else { panic!("the lease is fresh") };
-    /// let Refusal::Held(holder) = refused.why().run(conn)? else { panic!("held") };
+    /// let Refusal::Held(holder) = refused.why() else { panic!("held") };
     /// assert_eq!(holder.owner, "worker-1");
     /// assert!(holder.frees_in <= lease.as_duration());
     /// # Ok(())
     /// # }
     /// ```
-    ///
-    /// A claim with a filter of its own that finds the row free here reads
-    /// [`Refusal::NotClaimable`]: this read knows no filter, so it cannot tell a row the filter
-    /// refuses from one released since the claim. A wait's reading
-    /// ([`reading`](Self::reading)) can: it evaluates the claim's filter in the read.
-    pub fn why(&self) -> Why<T> {
-        Why {
-            table: self.table,
-            key: self.key.clone(),
-            lease: self.lease,
-            filtered: self.filtered,
-            filter: FilterNotRead,
-        }
-    }
-
-    /// The read of why, with the claim's whole condition besides its key (`filter`, the lease's
-    /// and the caller's) evaluated in it: a row free at the read that `filter` takes was freed
-    /// since the claim, and can be tried again.
-    pub(crate) fn why_filtered<F>(&self, filter: F) -> Why<T, F> {
-        Why {
-            table: self.table,
-            key: self.key.clone(),
-            lease: self.lease,
-            filtered: self.filtered,
-            filter,
-        }
+    pub fn why(&self) -> &Refusal {
+        &self.why
     }
 }
 
-/// The filter of [`Refused::why`]'s read: none, the claim's own filter is not read.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FilterNotRead;
-
-/// The read behind [`Refused::why`]: who holds the row now, if anyone.
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// # use diesel_lease::prelude::*;
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// let outcome = jobs::table.claim_row(7, Lease::from_secs(30)?).by(&Claim::new("w")?).run::<Job>(conn)?;
-/// let Claimed::Refused(refused) = outcome else { panic!("there is no job 7") };
-/// let why: diesel_lease::Why<jobs::table> = refused.why();
-/// assert_eq!(why.run(conn)?, Refusal::NoSuchRow);
-/// # Ok(())
-/// # }
-/// ```
-///
-/// A wait reads why with the claim's condition `F` evaluated in the same read
-/// ([`Refused::reading`]); [`Refused::why`] reads it without (`F` is [`FilterNotRead`]).
-#[derive(Debug, Clone)]
-#[must_use = "a read does nothing until it is run"]
-pub struct Why<T: ClaimLease, F = FilterNotRead> {
-    table: T,
-    key: T::Key,
-    lease: Lease,
-    filtered: bool,
-    filter: F,
+/// The read of why a claim of one row was refused: who holds the row now, if anyone, with
+/// whether the claim's condition besides its key (`filter`, the lease's and the caller's) takes
+/// it now, so that a row the filter refuses is told from one freed since the claim.
+pub(crate) struct Why<T: ClaimLease, F> {
+    pub(crate) table: T,
+    pub(crate) key: T::Key,
+    pub(crate) lease: Lease,
+    pub(crate) filter: F,
 }
-
-/// The read of a row's holder by its key.
-type WhyRead<T> = SelectWhere<
-    T,
-    Holder<T>,
-    <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
-    NoLock,
->;
 
 /// The read of a row's holder by its key, with whether the claim's condition `F` takes it now.
-type WhyFilteredRead<T, F> = SelectWhere<
+pub(crate) type WhyRead<T, F> = SelectWhere<
     T,
     (Holder<T>, F),
     <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output,
     NoLock,
 >;
 
-impl<T: ClaimLease, F> LeaseStatement<Refusal> for Why<T, F> {
-    type Output = Refusal;
-}
-
-impl<'q, T, C> NativeLeaseQuery<'q, C, Refusal> for Why<T>
-where
-    T: ClaimLease,
-    T::PrimaryKey: EqAll<T::Key>,
-    C: Connection,
-    C::Backend: LeaseBackend,
-    WhyRead<T>: LoadQuery<'q, C, Refusal>,
-{
-    fn run_native(self, conn: &mut C) -> Result<Refusal, Error> {
-        let key_is = self.table.primary_key().eq_all(self.key);
-        let read: WhyRead<T> = SelectWhere::new(self.table, holder(self.table, self.lease), key_is);
-        Ok(match read_optional(read, conn)? {
-            None => Refusal::NoSuchRow,
-            // Claimable by the lease, so refused by the caller's own filter, unless it changed
-            // hands since; without such a filter it changed hands since the claim.
-            Some(Refusal::Free | Refusal::Outlived(_)) if self.filtered => Refusal::NotClaimable,
-            Some(refusal) => refusal,
-        })
-    }
-}
-
-impl<'q, T, F, C> NativeLeaseQuery<'q, C, Refusal> for Why<T, F>
-where
-    T: ClaimLease,
-    T::PrimaryKey: EqAll<T::Key>,
-    F: Expression<SqlType = Nullable<Bool>>,
-    C: Connection,
-    C::Backend: LeaseBackend,
-    WhyFilteredRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
-{
-    fn run_native(self, conn: &mut C) -> Result<Refusal, Error> {
+impl<T: ClaimLease, F> Why<T, F> {
+    /// Runs the read on `conn`.
+    pub(crate) fn read<'q, C>(self, conn: &mut C) -> Result<Refusal, Error>
+    where
+        T::PrimaryKey: EqAll<T::Key>,
+        C: Connection,
+        C::Backend: LeaseBackend,
+        WhyRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
+    {
         let key_is = self.table.primary_key().eq_all(self.key);
         let selection = (holder(self.table, self.lease), self.filter);
-        let read: WhyFilteredRead<T, F> = SelectWhere::new(self.table, selection, key_is);
+        let read: WhyRead<T, F> = SelectWhere::new(self.table, selection, key_is);
         Ok(match read_optional(read, conn)? {
             None => Refusal::NoSuchRow,
             // Claimable by the lease, and the claim's condition does not take it now: refused by
@@ -284,8 +157,6 @@ where
         })
     }
 }
-
-impl<T: ClaimLease, F, C> crate::RunLeaseDsl<C> for Why<T, F> {}
 
 /// Why a claim was refused, or who holds a row (the [`holder`](crate::LeaseDsl::holder)
 /// selection), as the row stands when read, by the database's clock.
@@ -309,16 +180,15 @@ pub enum Refusal {
     NoSuchRow,
     /// Another claim holds the row, within its lease.
     Held(LeaseHolder),
-    /// No claim holds the row: a claim of it without a filter of its own was refused because it
-    /// was held then, and has been released since.
+    /// No claim holds the row. As why a claim was refused: the row was held then and has been
+    /// released since, and the claim's filter takes it now, so that it is worth trying again.
     Free,
     /// A claim held the row and its lease has run out: the row is claimable again.
     Outlived(OutlivedLease),
     /// The row is free or outlived, but the claim's own filter (a status, say) does not take
     /// it; or its lease columns are half set, a token with no owner or no time, which no claim
-    /// takes. A wait's reading evaluates the filter in the read, so there it means just that;
-    /// [`Refused::why`], which knows no filter, gives it for any free row of a claim with a
-    /// filter, released since the claim or not.
+    /// takes. The read of why evaluates the claim's filter, so it means just that: a row freed
+    /// since the claim that the filter takes reads [`Refusal::Free`] or [`Refusal::Outlived`].
     NotClaimable,
 }
 

@@ -3,6 +3,7 @@ use diesel::connection::Connection;
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::expression_methods::EqAll;
 use diesel::query_builder::AsChangeset;
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::BoolOrNullableBool;
 use diesel::Table;
 
@@ -10,11 +11,13 @@ use crate::backend::NativeLeaseQuery;
 use crate::backend::{lost_conflict_changes_nothing, ClaimsRow, LeaseBackend, RowClaim};
 use crate::conflicts::Operation;
 use crate::events::table_name;
-use crate::outcome::{Claimed, Refused, Won};
+use crate::outcome::{Claimed, Refused, Why, WhyRead, Won};
 use crate::query::{Claimant, LeaseStatement, NoClaimant};
 use crate::sql::{And, NoChanges, NoLock, SelectWhere, Update, Where};
 use crate::table::{taken_by, token_is};
-use crate::{Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, TakenBy, TokenIs};
+use crate::{
+    Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, Refusal, TakenBy, TokenIs,
+};
 
 /// The condition that picks a row of `T` by its primary key.
 type KeyIs<T> = <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Output;
@@ -37,7 +40,9 @@ type RowClaimPlan<T, F, Changes, Selection> = RowClaim<
 /// MySQL/MariaDB its matched-row count, then the row read by key and token. A primary key names
 /// at most one row, so a claim never wins rows it was not asked for; a claim that loses a write
 /// conflict (a deadlock, a Galera certification failure) outside a transaction of the caller's is
-/// refused like any lost race.
+/// refused like any lost race. Refused, the run reads why right after, on the same connection and
+/// in the caller's transaction if any (one read, by the database's clock, with the claim's
+/// filter evaluated in it): the [`Refused`] outcome carries it.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -70,8 +75,6 @@ pub struct ClaimRow<T: ClaimLease, F, Changes, Selection, By> {
     changes: Changes,
     selection: Selection,
     by: By,
-    /// Whether the caller added a filter of its own: a refusal of a row that is free says so.
-    filtered: bool,
 }
 
 impl<T: ClaimLease> ClaimRow<T, Claimable<T>, NoChanges<T>, T::AllColumns, NoClaimant> {
@@ -84,7 +87,6 @@ impl<T: ClaimLease> ClaimRow<T, Claimable<T>, NoChanges<T>, T::AllColumns, NoCla
             changes: NoChanges::default(),
             selection: T::all_columns(),
             by: NoClaimant,
-            filtered: false,
         }
     }
 }
@@ -113,7 +115,6 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection: self.selection,
             by: claim.clone(),
-            filtered: self.filtered,
         }
     }
 
@@ -148,7 +149,6 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection: self.selection,
             by: self.by,
-            filtered: true,
         }
     }
 
@@ -183,7 +183,6 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes,
             selection: self.selection,
             by: self.by,
-            filtered: self.filtered,
         }
     }
 
@@ -217,18 +216,12 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             changes: self.changes,
             selection,
             by: self.by,
-            filtered: self.filtered,
         }
     }
 
     /// The lease the claim is made under.
     pub(crate) fn lease(&self) -> Lease {
         self.lease
-    }
-
-    /// The claim's condition besides its key: the lease's, and the caller's filters.
-    pub(crate) fn condition(&self) -> &F {
-        &self.filter
     }
 }
 
@@ -244,17 +237,21 @@ where
     T: ClaimLease,
     By: Claimant,
     T::PrimaryKey: EqAll<T::Key>,
+    F: Clone,
     Changes: AsChangeset<Target = T>,
     Selection: Clone,
     C: Connection,
     C::Backend: LeaseBackend,
     C::Backend: ClaimsRow<'q, C, RowClaimPlan<T, F, Changes, Selection>, (U, Option<i64>)>,
+    WhyRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
 {
     fn run_native(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
         let claim = self.by.into_claim();
         let table = self.table;
         let key_is = || table.primary_key().eq_all(self.key.clone());
         let selection = || (self.selection.clone(), <T::Fence as Fence<T>>::read());
+        // The claim's condition, for the read of why should it be refused.
+        let condition = self.filter.clone();
         let plan: RowClaimPlan<T, F, Changes, Selection> = RowClaim {
             // The caller's changes first: MySQL evaluates `SET` left to right, so they read the
             // row as it was before the claim there too, as on PostgreSQL and SQLite.
@@ -277,7 +274,16 @@ where
                 crate::events::emit_acquired::<T>(&claim, 1);
                 Claimed::Won(Won::new(row, table, self.key, claim, fence))
             }
-            None => Claimed::Refused(Refused::new(table, self.key, self.lease, self.filtered)),
+            None => {
+                // Only to explain the refusal: whether the claim won was the statement's answer.
+                let why = Why {
+                    table,
+                    key: self.key.clone(),
+                    lease: self.lease,
+                    filter: condition,
+                };
+                Claimed::Refused(Refused::new(self.key, why.read(conn)?))
+            }
         })
     }
 }

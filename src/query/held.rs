@@ -9,7 +9,8 @@ use diesel::Table;
 
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
-use crate::query::LeaseStatement;
+use crate::query::kept_by::{KeptBy, ReleaseWrite};
+use crate::query::{DatabaseTime, LeaseStatement};
 use crate::sql::{
     most_keys_in_one_statement, And, ForUpdateByKey, KeysIn, KeysOf, NoChanges, NoLock,
     NoReturning, PrimaryKeyAccess, SelectWhere, Update, Where,
@@ -41,6 +42,9 @@ pub struct HeldRows<T: ClaimLease> {
     table: T,
     claim: Claim,
     keys: Vec<T::Key>,
+    /// The keeper that keeps the rows (a [`Kept`](crate::Kept) handle's), which their release
+    /// goes through.
+    kept: Option<KeptBy<T::Key>>,
 }
 
 /// Itself, so that what takes any holder (`keeper.keep(..)`) takes held rows as they are.
@@ -55,7 +59,7 @@ pub struct HeldRows<T: ClaimLease> {
 /// let claim = Claim::new("w")?;
 /// jobs::table.claim_row(1, lease).by(&claim).run::<Job>(&mut pool.get()?)?;
 /// let kept = keeper.keep(jobs::table.held_rows(&claim, vec![1]))?;
-/// assert_eq!(kept.held(), [1]);
+/// assert_eq!(kept.held().keys(), [1]);
 /// # Ok(())
 /// # }
 /// ```
@@ -67,7 +71,20 @@ impl<T: ClaimLease> AsRef<HeldRows<T>> for HeldRows<T> {
 
 impl<T: ClaimLease> HeldRows<T> {
     pub(crate) fn new(table: T, claim: Claim, keys: Vec<T::Key>) -> Self {
-        Self { table, claim, keys }
+        Self {
+            table,
+            claim,
+            keys,
+            kept: None,
+        }
+    }
+
+    /// The same rows, kept by `keeper`: their release goes through it.
+    pub(crate) fn kept_by(self, keeper: KeptBy<T::Key>) -> Self {
+        Self {
+            kept: Some(keeper),
+            ..self
+        }
     }
 
     /// The table.
@@ -403,7 +420,11 @@ where
     Changes: AsChangeset<Target = T> + Clone,
     A: Answer<T::Key>,
     C: Connection,
-    C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
+    C::Backend: LeaseBackend
+        + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>
+        // A kept claim's release dates its rows instead, before its shortest hold has passed.
+        + WritesHeld<'q, C, GuardedPlan<T, Changes, RenewedAgo<T>>, T::Key>,
+    DatabaseTime: NativeLeaseQuery<'q, C, i64>,
 {
     fn run_native(self, conn: &mut C) -> Result<A, Error> {
         let Guarded {
@@ -412,27 +433,98 @@ where
             changes,
             ..
         } = self;
-        let most = most_keys_in_one_statement(
-            <C::Backend as LeaseBackend>::MOST_BOUND_VALUES,
-            <C::Backend as LeaseBackend>::MOST_KEY_VALUES,
-            <T::KeySqlType as KeyType>::COLUMNS,
-        );
-        let changed = if held.keys.len() <= most {
-            write_part(&held, &kind, changes, &held.keys, conn)?
-        } else {
-            // More keys than one statement binds: a statement a part, all in one transaction,
-            // so that the write lands whole or not at all, as one statement would.
-            C::Backend::all_or_nothing(conn, |conn| {
-                let mut changed = Vec::with_capacity(held.keys.len());
-                for part in held.keys.chunks(most) {
-                    changed.extend(write_part(&held, &kind, changes.clone(), part, conn)?);
-                }
-                Ok(changed)
-            })?
+        let changed = match &held.kept {
+            // A release of kept rows goes through their keeper, which stops renewing them.
+            Some(keeper) if !Kind::KEEPS_TOKEN => {
+                let mut write = KeptWrite {
+                    held: &held,
+                    kind: &kind,
+                    changes,
+                    conn,
+                };
+                keeper.0.release(&mut write)?.unwrap_or_default()
+            }
+            _ => write_keys(&held, &kind, changes, &held.keys, conn)?,
         };
-        Kind::tell(&held.claim, changed.len());
         Ok(A::answer(changed))
     }
+}
+
+/// The statements of a kept claim's release, on the caller's connection, with the caller's
+/// changes.
+struct KeptWrite<'a, T: ClaimLease, Kind, Changes, C> {
+    held: &'a HeldRows<T>,
+    kind: &'a Kind,
+    changes: Changes,
+    conn: &'a mut C,
+}
+
+impl<'q, T, Kind, Changes, C> ReleaseWrite<T::Key> for KeptWrite<'_, T, Kind, Changes, C>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    Kind: WriteKind<T>,
+    Changes: AsChangeset<Target = T> + Clone,
+    C: Connection,
+    C::Backend: LeaseBackend
+        + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>
+        + WritesHeld<'q, C, GuardedPlan<T, Changes, RenewedAgo<T>>, T::Key>,
+    DatabaseTime: NativeLeaseQuery<'q, C, i64>,
+{
+    fn database_time(&mut self) -> Result<i64, Error> {
+        DatabaseTime.run_native(self.conn)
+    }
+
+    fn write(&mut self, keys: Vec<T::Key>, dated: Option<i64>) -> Result<Vec<T::Key>, Error> {
+        let changes = self.changes.clone();
+        match dated {
+            Some(micros) => {
+                let dated = DatedRenewal::new(micros);
+                write_keys(self.held, &dated, changes, &keys, self.conn)
+            }
+            None => write_keys(self.held, self.kind, changes, &keys, self.conn),
+        }
+    }
+}
+
+/// The guarded write of the rows of `keys` that `held`'s claim still holds, in one statement, or
+/// in one transaction of a statement a part when one statement cannot bind them all: the keys of
+/// the rows it changed. Operators hear of it.
+fn write_keys<'q, T, Kind, Changes, C>(
+    held: &HeldRows<T>,
+    kind: &Kind,
+    changes: Changes,
+    keys: &[T::Key],
+    conn: &mut C,
+) -> Result<Vec<T::Key>, Error>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    Kind: WriteKind<T>,
+    Changes: AsChangeset<Target = T> + Clone,
+    C: Connection,
+    C::Backend: LeaseBackend + WritesHeld<'q, C, GuardedPlan<T, Changes, Kind::Changes>, T::Key>,
+{
+    let most = most_keys_in_one_statement(
+        <C::Backend as LeaseBackend>::MOST_BOUND_VALUES,
+        <C::Backend as LeaseBackend>::MOST_KEY_VALUES,
+        <T::KeySqlType as KeyType>::COLUMNS,
+    );
+    let changed = if keys.len() <= most {
+        write_part(held, kind, changes, keys, conn)?
+    } else {
+        // More keys than one statement binds: a statement a part, all in one transaction, so
+        // that the write lands whole or not at all, as one statement would.
+        C::Backend::all_or_nothing(conn, |conn| {
+            let mut changed = Vec::with_capacity(keys.len());
+            for part in keys.chunks(most) {
+                changed.extend(write_part(held, kind, changes.clone(), part, conn)?);
+            }
+            Ok(changed)
+        })?
+    };
+    Kind::tell(&held.claim, changed.len());
+    Ok(changed)
 }
 
 /// One statement of a guarded write, of the rows of `keys` that `held`'s claim still holds:

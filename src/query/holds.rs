@@ -6,11 +6,11 @@ use crate::{Batch, ClaimLease, Won};
 
 /// What holds rows of `T` under a claim: a row won ([`Won`]), a batch ([`Batch`]) or rows named
 /// by key ([`HeldRows`], from [`held_rows`](crate::LeaseDsl::held_rows) or a kept claim's
-/// [`stop_keeping`](crate::Kept::stop_keeping)). Its renewals, writes and releases are guarded
-/// by the claim's token: a holder whose lease was taken over changes nothing, and learns it from
+/// [`stop_keeping`](crate::Kept::stop_keeping)), or a claim a keeper keeps ([`Kept`], whose
+/// release also stops the keeper keeping it). Its renewals, writes and releases are guarded by
+/// the claim's token: a holder whose lease was taken over changes nothing, and learns it from
 /// the answer. A row won answers whether its row was still held (`bool`); the others, the keys
-/// of the rows changed (`Vec<T::Key>`). A kept claim's keeper renews it, and [`Kept::release`]
-/// releases it.
+/// of the rows changed (`Vec<T::Key>`). One release type for all: [`dsl::Release`](crate::dsl::Release).
 ///
 /// Code generic over what it holds bounds `H: Holds<Table = ..>`, and each statement it runs by
 /// its type in [`dsl`](crate::dsl), named by the holder, with what it answers (`H::Answer`):
@@ -43,7 +43,7 @@ use crate::{Batch, ClaimLease, Won};
 /// # }
 /// ```
 ///
-/// [`Kept::release`]: crate::Kept::release
+/// [`Kept`]: crate::Kept
 pub trait Holds {
     /// The table whose rows it holds.
     type Table: ClaimLease;

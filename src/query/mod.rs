@@ -9,6 +9,7 @@ mod health;
 mod held;
 mod holders;
 mod holds;
+mod kept_by;
 mod owned;
 mod query_dsl;
 mod reap;
@@ -28,6 +29,7 @@ pub use held::{
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
 pub use holds::Holds;
+pub(crate) use kept_by::{Keeping, KeptBy, ReleaseWrite};
 pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;

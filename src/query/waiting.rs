@@ -8,7 +8,7 @@ use crate::backend::NativeLeaseQuery;
 use crate::query::check_out::{CheckOut, CheckedOut, Held, Lend};
 use crate::query::wait_schedule::{Jitter, Next, Schedule, BATCH_RECHECK, SHORTEST_RECHECK};
 use crate::query::{ClaimBatch, ClaimRow, LeaseQuery, LeaseStatement, RunLeaseDsl};
-use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
+use crate::{monotonic, Batch, ClaimLease, Claimed, Error};
 
 /// A claim that waits, up to a bound, for what it claims: built by
 /// [`ClaimRow::waiting`] or [`ClaimBatch::waiting`], run on a pool by
@@ -20,8 +20,8 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 /// transaction and no lock; run on a pool, it holds no connection either. The process's
 /// monotonic clock only times how long the caller waits.
 ///
-/// * **A row** ([`ClaimRow::waiting`]): after a refusal, the wait reads why (one read,
-///   [`Refused::why`](crate::Refused::why)). Held: it sleeps until the holder's lease frees by
+/// * **A row** ([`ClaimRow::waiting`]): each refused attempt reads why, as any refused claim of
+///   a row does (one read, [`Refused::why`](crate::Refused::why)). Held: it sleeps until the holder's lease frees by
 ///   that reading, and 10 to 20 ms more, but never longer than the recheck interval (a third of
 ///   the claim's lease by default, [`rechecking_every`](Self::rechecking_every)), and three
 ///   quarters of it at least; then it claims again. So a holder that releases early is noticed
@@ -30,8 +30,8 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error, Refusal, Why};
 ///   claim's own filter does not take, ends the wait at once (2 statements): waiting cannot
 ///   help. The read evaluates the claim's filter, so a holder's release that lands between
 ///   the claim and the read is told from a row the filter refuses: read free, it is tried
-///   again. The attempt at the deadline is the last, and its outcome is given back; a refusal
-///   carries its reading ([`Refused::reading`](crate::Refused::reading)).
+///   again. The attempt at the deadline is the last, and its outcome is given back, a refusal
+///   with its reading ([`Refused::why`](crate::Refused::why)).
 /// * **A batch** ([`ClaimBatch::waiting`]): a batch that comes back empty backs off: 15 to 20 ms,
 ///   then each pause twice the step before, up to the recheck interval (1 s by default), each
 ///   jittered downward (three quarters of its step to all of it), so that work that comes while
@@ -164,7 +164,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
     /// Waits up to `up_to` for the row: on a refusal, sleeps until the holder's lease frees by
     /// the refusal's own reading (or the recheck interval, a third of the lease by default,
     /// passes: a holder may release early), and claims again; gives back the claim that won, or
-    /// the last refusal, with its reading ([`Refused::reading`](crate::Refused::reading)), once
+    /// the last refusal, with its reading ([`Refused::why`](crate::Refused::why)), once
     /// `up_to` has passed. No such row, or a row the claim's own filter does not take, is given
     /// back at once. See [`Waiting`] for the schedule and what it costs in statements.
     ///
@@ -184,7 +184,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
     ///     .waiting(Duration::from_millis(100))
     ///     .run::<Job>(conn)?;
     /// let Claimed::Refused(refused) = outcome else { panic!("held for 30 s") };
-    /// assert!(matches!(refused.reading(), Some(Refusal::Held(holder)) if holder.owner == "worker-1"));
+    /// assert!(matches!(refused.why(), Refusal::Held(holder) if holder.owner == "worker-1"));
     /// # Ok(())
     /// # }
     /// ```
@@ -300,10 +300,8 @@ impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, S
     fn wait_for_row<'q, U, C, L>(self, lender: &mut L) -> Result<Claimed<U, T>, Error>
     where
         L: Lend<C>,
-        F: Clone,
         ClaimRow<T, F, Changes, Selection, By>:
             LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-        Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
     {
         let recheck = self
             .recheck
@@ -312,23 +310,15 @@ impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, S
         lender.ready()?;
         let mut jitter = Jitter::new();
         loop {
-            // The claim and, refused, the read of why with the claim's own condition in it, on
-            // one connection; given back before the wait sleeps.
-            let attempt = lender.lend(|conn| match self.statement.clone().run_lease(conn)? {
-                Claimed::Refused(refused) => {
-                    let why = refused.why_filtered(self.statement.condition().clone());
-                    let reading = why.run_lease(conn)?;
-                    Ok(Err((refused, reading)))
-                }
-                won => Ok(Ok(won)),
-            })?;
-            let (refused, reading) = match attempt {
-                Ok(won) => return Ok(won),
-                Err(refused) => refused,
+            // The claim, and refused, its read of why, on one connection given back before the
+            // wait sleeps.
+            let refused = match lender.lend(|conn| self.statement.clone().run_lease(conn))? {
+                Claimed::Refused(refused) => refused,
+                won => return Ok(won),
             };
-            match schedule.after_refusal(&reading, monotonic::instant(), jitter.roll()) {
+            match schedule.after_refusal(refused.why(), monotonic::instant(), jitter.roll()) {
                 Next::After(pause) => std::thread::sleep(pause),
-                Next::Done => return Ok(Claimed::Refused(refused.read_as(reading))),
+                Next::Done => return Ok(Claimed::Refused(refused)),
             }
         }
     }
@@ -364,11 +354,9 @@ impl<'q, T, F, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for Waiting<ClaimRow<T, F, Changes, Selection, By>>
 where
     T: ClaimLease,
-    F: Clone,
     C: Connection,
     ClaimRow<T, F, Changes, Selection, By>:
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
 {
     fn run_native(self, conn: &mut C) -> Result<Claimed<U, T>, Error> {
         self.wait_for_row(&mut Held(conn))
@@ -379,11 +367,9 @@ impl<'q, T, F, Changes, Selection, By, U, C> WaitQuery<'q, C, U>
     for Waiting<ClaimRow<T, F, Changes, Selection, By>>
 where
     T: ClaimLease,
-    F: Clone,
     C: Connection,
     ClaimRow<T, F, Changes, Selection, By>:
         LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-    Why<T, F>: LeaseQuery<'q, C, Refusal> + LeaseStatement<Refusal, Output = Refusal>,
 {
     fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Claimed<U, T>, Error> {
         self.wait_for_row(&mut CheckedOut(pool))

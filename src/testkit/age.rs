@@ -23,7 +23,7 @@ use crate::{Age, ClaimLease};
 /// let Claimed::Refused(refused) = jobs::table.claim_row(1, lease).by(&Claim::new("worker-2")?).run::<Job>(conn)? else {
 ///     panic!("10 s into a lease of 30 s, the row is held");
 /// };
-/// let Refusal::Held(holder) = refused.why().run(conn)? else { panic!("held") };
+/// let Refusal::Held(holder) = refused.why() else { panic!("held") };
 /// assert!(holder.age >= Duration::from_secs(10) && holder.frees_in <= Duration::from_secs(20));
 /// # Ok(())
 /// # }

@@ -669,10 +669,10 @@ fn verify_held(
     let mut seen = Verified::default();
     let started = crate::timer();
     while started.elapsed() < for_ {
-        let held = kept.held();
+        let held = kept.held().keys();
         if kept.is_held() {
             let written = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
-                conn.guarded_write(token, &held, Some(lease()))
+                conn.guarded_write(token, held, Some(lease()))
                     .map_err(|e| e.to_string())
             });
             match written {

@@ -142,7 +142,7 @@ fn a_drain_dates_a_claim_within_its_shortest_hold_rather_than_freeing_it() {
     let Claimed::Refused(refused) = refused else {
         panic!("the shortest hold keeps the row from others")
     };
-    let Refusal::Held(holder) = refused.why().run(conn).unwrap() else {
+    let Refusal::Held(holder) = refused.why() else {
         panic!("held by its claim until the hold passes")
     };
     assert_eq!(holder.owner, "task-node");

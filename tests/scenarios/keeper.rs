@@ -78,11 +78,14 @@ fn a_row_released_behind_the_keepers_back_is_reported_lost_within_a_round() {
         (lost.rows, lost.reason),
         (vec![ids[0].clone()], LossReason::TakenOver)
     );
-    let mut held = kept.held();
-    held.sort();
     let mut rest = ids[1..].to_vec();
     rest.sort();
-    assert_eq!(held, rest, "the other rows are still kept");
+    let mut released = kept.release().run(&mut connection()).unwrap();
+    released.sort();
+    assert_eq!(
+        released, rest,
+        "the other rows are still kept: its release frees them"
+    );
 }
 
 #[test]
@@ -222,7 +225,9 @@ fn a_thousand_rows_in_ten_claims_are_renewed_by_one_statement_a_round() {
     assert_eq!(aged, 0, "every row of every claim renewed");
     assert!(kept.iter().all(|kept| kept.is_held()));
     assert_eq!(
-        kept.iter().map(|kept| kept.held().len()).sum::<usize>(),
+        kept.iter()
+            .map(|kept| kept.held().keys().len())
+            .sum::<usize>(),
         1_000
     );
 }
@@ -388,7 +393,6 @@ fn a_row_taken_over_by_another_kept_claim_is_renewed_for_its_new_holder_alone() 
             (lost.rows, lost.reason),
             (vec![ids[1].clone()], LossReason::TakenOver)
         );
-        assert_eq!(first.held(), [ids[0].clone()]);
         assert!(
             second.is_held(),
             "the row is renewed for the claim that holds it"
@@ -408,6 +412,11 @@ fn a_row_taken_over_by_another_kept_claim_is_renewed_for_its_new_holder_alone() 
         assert_eq!(
             fresh, expected,
             "each row renewed under its own claim's token"
+        );
+        assert_eq!(
+            first.release().run(conn).unwrap(),
+            [ids[0].clone()],
+            "the first claim still keeps its own row: its release frees it"
         );
         return;
     }
@@ -737,8 +746,8 @@ fn a_keeper_keeps_what_a_claim_gave_back_a_row_won_or_a_batch() {
         .run::<String>(conn)
         .unwrap();
     let (kept_row, kept_batch) = (keeper.keep(&won).unwrap(), keeper.keep(&batch).unwrap());
-    assert_eq!(kept_row.held(), [ids[0].clone()]);
-    assert_eq!(kept_batch.held(), [ids[1].clone()]);
+    assert_eq!(kept_row.held().keys(), [ids[0].clone()]);
+    assert_eq!(kept_batch.held().keys(), [ids[1].clone()]);
     assert_eq!(kept_row.release().run(conn).unwrap(), [ids[0].clone()]);
     assert_eq!(kept_batch.release().run(conn).unwrap(), [ids[1].clone()]);
 }

@@ -117,7 +117,7 @@ fn a_kept_claim_of_more_keys_than_a_statement_binds_is_kept_and_released_whole()
         .keep(lease_jobs::table.held_rows(&claim, ids))
         .unwrap();
     assert!(kept.is_held());
-    assert_eq!(kept.held().len(), ONE_COLUMN_KEYS);
+    assert_eq!(kept.held().keys().len(), ONE_COLUMN_KEYS);
     let done = kept
         .release()
         .set(lease_jobs::status.eq("done"))

@@ -542,7 +542,7 @@ fn an_update_with_option_fields_writes_the_columns_of_each_call_never_a_cached_s
 }
 
 #[test]
-fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
+fn a_refused_claim_says_whether_the_row_is_missing_held_or_not_claimable() {
     let mut conn = connection();
     let id = queued_job(&mut conn);
     let refusal = |conn: &mut backend::Conn, key: &str, status: &str| {
@@ -555,7 +555,7 @@ fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
         match outcome {
             Claimed::Refused(refused) => {
                 assert_eq!(refused.key(), key, "the refusal names the row");
-                refused.why().run(conn).unwrap()
+                refused.why().clone()
             }
             Claimed::Won(won) => panic!("won {won:?}"),
         }
@@ -592,23 +592,28 @@ fn a_refusal_says_on_demand_whether_the_row_is_missing_held_or_not_claimable() {
 }
 
 #[test]
-fn a_refusal_read_after_the_row_changed_says_what_is_true_free_or_outlived_and_since_when() {
+fn a_refusal_whose_row_changed_before_its_read_says_what_is_true_free_or_outlived_and_since_when() {
     let mut conn = connection();
     let conn = &mut conn;
     let id = queued_job(conn);
     let holder = Claim::new("worker-1").unwrap();
     claim(conn, &id, &holder, minute()).expect("a free job");
-    // A claim with no filter of its own, refused while the row is held.
-    let refused = || {
+    // A claim with no filter of its own, refused while the row is held; `meanwhile` runs on a
+    // connection of its own between the claim and its read of why.
+    let refused = |meanwhile: Box<dyn FnOnce(&mut backend::Conn) + Send>| -> Refusal {
+        let mut claimant = backend::connect();
+        claimant.set_instrumentation(BeforeTheRead::new(move || {
+            meanwhile(&mut backend::connect())
+        }));
         let outcome = lease_jobs::table
             .claim_row(id.as_str(), minute())
             .by(&Claim::new("worker-2").unwrap())
-            .run::<Job>(&mut connection())
+            .run::<Job>(&mut claimant)
             .unwrap();
         let Claimed::Refused(refused) = outcome else {
             panic!("held, so refused")
         };
-        refused
+        refused.why().clone()
     };
     let selected = |conn: &mut backend::Conn| -> Refusal {
         lease_jobs::table
@@ -618,13 +623,13 @@ fn a_refusal_read_after_the_row_changed_says_what_is_true_free_or_outlived_and_s
             .unwrap()
     };
 
-    // Its lease runs out (dated 75 s back under a 60 s lease): outlived 15 s ago.
-    let refused_then_outlived = refused();
-    age(conn, &id, Duration::from_secs(75));
-    for refusal in [
-        refused_then_outlived.why().run(conn).unwrap(),
-        selected(conn),
-    ] {
+    // Its lease runs out (dated 75 s back under a 60 s lease) between the claim and its read:
+    // outlived 15 s ago.
+    let aged = id.clone();
+    let refused_then_outlived = refused(Box::new(move |conn| {
+        age(conn, &aged, Duration::from_secs(75))
+    }));
+    for refusal in [refused_then_outlived, selected(conn)] {
         let Refusal::Outlived(outlived) = refusal else {
             panic!("outlived, not {refusal:?}")
         };
@@ -638,17 +643,17 @@ fn a_refusal_read_after_the_row_changed_says_what_is_true_free_or_outlived_and_s
         );
     }
 
-    // The holder releases it: free, and the words say so, not that a filter refused it.
-    let refused_then_released = refused_while_fresh(conn, &id, &holder, refused);
-    assert_eq!(
-        lease_jobs::table
-            .held_rows(&holder, vec![id.clone()])
-            .release()
-            .run(conn)
-            .unwrap(),
-        [id.as_str()]
-    );
-    let why = refused_then_released.why().run(conn).unwrap();
+    // The holder releases it between the claim and its read: free, and the words say so, not
+    // that a filter refused it.
+    let (released, by) = (id.clone(), holder.clone());
+    let why = refused_while_fresh(conn, &id, &holder, || {
+        refused(Box::new(move |conn| {
+            let release = lease_jobs::table
+                .held_rows(&by, vec![released.clone()])
+                .release();
+            assert_eq!(release.run(conn).unwrap(), [released.as_str()]);
+        }))
+    });
     assert_eq!(why, Refusal::Free);
     assert_eq!(why.to_string(), "free: no claim holds it now");
     assert_eq!(selected(conn), Refusal::Free);

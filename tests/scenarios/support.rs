@@ -157,3 +157,39 @@ pub fn claim_queued(
         .run::<String>(conn)
         .expect("no claim errors")
 }
+
+/// Runs `change` when the connection it is set on starts its first read after an `UPDATE` (the
+/// read of why after a refused claim), before that read runs: the change lands between the claim
+/// and its read, by the order of the calls.
+pub struct BeforeTheRead {
+    change: Option<Box<dyn FnOnce() + Send>>,
+    claimed: bool,
+}
+
+impl BeforeTheRead {
+    pub fn new(change: impl FnOnce() + Send + 'static) -> Self {
+        Self {
+            change: Some(Box::new(change)),
+            claimed: false,
+        }
+    }
+}
+
+impl diesel::connection::Instrumentation for BeforeTheRead {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        use diesel::connection::InstrumentationEvent;
+        match event {
+            InstrumentationEvent::FinishQuery { query, .. } => {
+                self.claimed |= query.to_string().trim_start().starts_with("UPDATE");
+            }
+            InstrumentationEvent::StartQuery { query, .. }
+                if self.claimed && query.to_string().trim_start().starts_with("SELECT") =>
+            {
+                if let Some(change) = self.change.take() {
+                    change();
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -102,10 +102,7 @@ fn wait_for(
 fn refused(claimed: Claimed<Job, lease_jobs::table>) -> Refusal {
     match claimed {
         Claimed::Won(won) => panic!("the wait won {:?}", won.row()),
-        Claimed::Refused(refused) => refused
-            .reading()
-            .cloned()
-            .expect("a wait's refusal carries its reading"),
+        Claimed::Refused(refused) => refused.why().clone(),
     }
 }
 

@@ -3,41 +3,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use diesel::connection::{Instrumentation, InstrumentationEvent};
-
-/// Releases the holder's claim on a connection of its own when the waiter's connection starts
-/// the first read after an `UPDATE` (the read of why after a refused claim), and before that
-/// read runs: the release lands between the claim and its read, by the order of the calls.
-struct ReleaseBeforeTheRead {
-    holder: Option<(Won<Job, lease_jobs::table>, backend::Conn)>,
-    claimed: bool,
-    released: Arc<AtomicBool>,
-}
-
-impl Instrumentation for ReleaseBeforeTheRead {
-    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
-        match event {
-            InstrumentationEvent::FinishQuery { query, .. } => {
-                self.claimed |= query.to_string().trim_start().starts_with("UPDATE");
-            }
-            InstrumentationEvent::StartQuery { query, .. }
-                if self.claimed && query.to_string().trim_start().starts_with("SELECT") =>
-            {
-                if let Some((holder, mut conn)) = self.holder.take() {
-                    // Queued again, as a holder done with its turn leaves it.
-                    let release = holder.release().set(lease_jobs::status.eq("queued"));
-                    assert!(release.run(&mut conn).unwrap(), "the holder released");
-                    self.released.store(true, Ordering::SeqCst);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Fails with: `Why<T, F>`'s read taking a free row of a filtered claim to be refused by the
-/// filter, whether the filter takes it or not (the read before this change): the waiter gives
-/// up at once, `NotClaimable`, on a row it could win.
+/// Fails with: the read of why taking a free row of a filtered claim to be refused by the
+/// filter, whether the filter takes it or not: the waiter gives up at once, `NotClaimable`, on a
+/// row it could win.
 #[test]
 fn a_release_between_a_refused_claim_and_its_read_is_read_as_freed_and_the_waiter_wins() {
     let conn = &mut connection();
@@ -45,11 +13,13 @@ fn a_release_between_a_refused_claim_and_its_read_is_read_as_freed_and_the_waite
     let holder = held(conn, &id, "holder", minute());
     let released = Arc::new(AtomicBool::new(false));
     let mut waiting = backend::connect();
-    waiting.set_instrumentation(ReleaseBeforeTheRead {
-        holder: Some((holder, backend::connect())),
-        claimed: false,
-        released: Arc::clone(&released),
-    });
+    let (mut holders, told) = (backend::connect(), Arc::clone(&released));
+    // Queued again, as a holder done with its turn leaves it.
+    waiting.set_instrumentation(BeforeTheRead::new(move || {
+        let release = holder.release().set(lease_jobs::status.eq("queued"));
+        assert!(release.run(&mut holders).unwrap(), "the holder released");
+        told.store(true, Ordering::SeqCst);
+    }));
 
     // Rechecking every 10 min: what the waiter wins soon, it wins on the reading of its first
     // refusal, which must say freed since the claim, and the filter takes it.
