@@ -46,7 +46,7 @@ use diesel::Table;
 pub use diesel::dsl::*;
 
 use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Guarded, Reap as Reaping};
-use crate::query::{OwnerRelease, Release as Releasing, Renewal, Write as Writing};
+use crate::query::{OwnerRelease, Releasing, Renewing, Writing};
 use crate::sql::{And as Both, NoChanges, NoOrder, OrderBy as Ordered};
 use crate::{Claim, ClaimLease, Holds, Lease, NoClaimant, OwnedRows};
 
@@ -101,7 +101,7 @@ pub type Returning<Q, Selection> = <Q as ReturnSelection<Selection>>::Output;
 /// # Ok(())
 /// # }
 /// ```
-pub type Renew<H> = Guarded<Of<H>, Renewal, NoChanges<Of<H>>, <H as Holds>::Answer>;
+pub type Renew<H> = Guarded<Of<H>, Renewing, NoChanges<Of<H>>, <H as Holds>::Answer>;
 
 /// The type of `holder.update().set(changes)`, named by the holder `H` (see [`Renew`]).
 ///

@@ -94,7 +94,7 @@ pub mod __private {
     pub use crate::query::{
         AllHeld, Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, Guarded, Health,
         HeldPerOwner, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseStatement, NoClaimant,
-        OwnerRelease, Release, Renewal, StaleOnly, Write, WriteKind,
+        OwnerRelease, Releasing, Renewing, StaleOnly, WriteKind, Writing,
     };
     pub use crate::table::{
         sql_table_name, BindKey, Claimable, FenceBump, FenceRead, Fresh, HeldBy, IntoKey, KeyType,
@@ -114,7 +114,8 @@ pub mod __private {
             SelectWhereId,
         };
         pub use crate::sql::update::{
-            AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, Returning, UpdateOf, Where,
+            AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, ReturningClause, UpdateOf,
+            Where,
         };
         pub use crate::sql::*;
     }

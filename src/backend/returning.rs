@@ -37,7 +37,7 @@ where
     C: diesel::Connection<Backend = B>,
     T: diesel::Table,
     Set: diesel::query_builder::AsChangeset<Target = T>,
-    crate::sql::batch::BatchUpdate<T, F, O, Set, crate::sql::Returning<Selection>>:
+    crate::sql::batch::BatchUpdate<T, F, O, Set, crate::sql::ReturningClause<Selection>>:
         diesel::query_dsl::LoadQuery<'q, C, Row>,
 {
     fn claim_batch(

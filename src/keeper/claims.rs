@@ -18,7 +18,9 @@ use crate::monotonic;
 use crate::query::{DatedRenewal, Keeping, LeaseStatement, ReleaseWrite};
 use crate::sql::NoChanges;
 use crate::Holds;
-use crate::{ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Release, RunLeaseDsl};
+use crate::{
+    ClaimLease, DatabaseTime, Error, Guarded, HeldRows, LeaseQuery, Releasing, RunLeaseDsl,
+};
 
 /// The rows one renewal statement names at the most: a (key, token) pair binds a value for each
 /// key column and one for the token, and 4,096 pairs of the widest key (four columns) bind 20,480
@@ -88,7 +90,7 @@ where
         + LeaseStatement<RenewedRow<T>, Output = Vec<RenewedRow<T>>>,
     KeeperRound<T>: LeaseQuery<'static, C, RenewedRow<T>>
         + LeaseStatement<RenewedRow<T>, Output = RoundRenewed<T::Key>>,
-    Guarded<T, Release, NoChanges<T>, Vec<T::Key>>:
+    Guarded<T, Releasing, NoChanges<T>, Vec<T::Key>>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,
     Guarded<T, DatedRenewal, NoChanges<T>, Vec<T::Key>>:
         LeaseQuery<'static, C, T::Key> + LeaseStatement<T::Key, Output = Vec<T::Key>>,

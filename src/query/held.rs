@@ -228,10 +228,10 @@ impl<T: ClaimLease, A> IncompleteWrite<T, A> {
     pub fn set<Changes: AsChangeset<Target = T>>(
         self,
         changes: Changes,
-    ) -> Guarded<T, Write, Changes, A> {
+    ) -> Guarded<T, Writing, Changes, A> {
         Guarded {
             held: self.held,
-            kind: Write,
+            kind: Writing,
             changes,
             answer: PhantomData,
         }
@@ -268,26 +268,26 @@ pub trait WriteKind<T: ClaimLease> {
 /// A renewal: `claimed_at` set to the database's now.
 ///
 /// ```
-/// let _renewal = diesel_lease::__private::Renewal;
+/// let _renewal = diesel_lease::__private::Renewing;
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Renewal;
+pub struct Renewing;
 
 /// A release: owner, token and `claimed_at` set to `NULL`.
 ///
 /// ```
-/// let _release = diesel_lease::__private::Release;
+/// let _release = diesel_lease::__private::Releasing;
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Release;
+pub struct Releasing;
 
 /// A holder's write: the lease columns left as they are.
 ///
 /// ```
-/// let _write = diesel_lease::__private::Write;
+/// let _write = diesel_lease::__private::Writing;
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Write;
+pub struct Writing;
 
 /// A renewal dated by the database's clock: `claimed_at` set to now less some microseconds,
 /// which may be negative (a time to come). What a [`Keeper`](crate::Keeper)'s release before its
@@ -313,7 +313,7 @@ impl DatedRenewal {
     }
 }
 
-impl<T: ClaimLease> WriteKind<T> for Renewal {
+impl<T: ClaimLease> WriteKind<T> for Renewing {
     type Changes = Renewed<T>;
     const KEEPS_TOKEN: bool = true;
 
@@ -326,7 +326,7 @@ impl<T: ClaimLease> WriteKind<T> for Renewal {
     }
 }
 
-impl<T: ClaimLease> WriteKind<T> for Release {
+impl<T: ClaimLease> WriteKind<T> for Releasing {
     type Changes = Released<T>;
     const KEEPS_TOKEN: bool = false;
 
@@ -339,7 +339,7 @@ impl<T: ClaimLease> WriteKind<T> for Release {
     }
 }
 
-impl<T: ClaimLease> WriteKind<T> for Write {
+impl<T: ClaimLease> WriteKind<T> for Writing {
     type Changes = NoChanges<T>;
     const KEEPS_TOKEN: bool = true;
 

@@ -1,6 +1,6 @@
 //! A holder's verbs, written once: whatever holds rows under a claim renews, writes to and
 //! releases them through the same three statements.
-use crate::query::{Answer, Guarded, HeldRows, IncompleteWrite, Release, Renewal};
+use crate::query::{Answer, Guarded, HeldRows, IncompleteWrite, Releasing, Renewing};
 use crate::sql::NoChanges;
 use crate::{Batch, ClaimLease, Won};
 
@@ -81,8 +81,8 @@ pub trait Holds {
     /// # Ok(())
     /// # }
     /// ```
-    fn renew(&self) -> Guarded<Self::Table, Renewal, NoChanges<Self::Table>, Self::Answer> {
-        self.held().guarded(Renewal)
+    fn renew(&self) -> Guarded<Self::Table, Renewing, NoChanges<Self::Table>, Self::Answer> {
+        self.held().guarded(Renewing)
     }
 
     /// The holder's own write to the rows the claim still holds: add the changes with
@@ -120,8 +120,8 @@ pub trait Holds {
     /// # Ok(())
     /// # }
     /// ```
-    fn release(&self) -> Guarded<Self::Table, Release, NoChanges<Self::Table>, Self::Answer> {
-        self.held().guarded(Release)
+    fn release(&self) -> Guarded<Self::Table, Releasing, NoChanges<Self::Table>, Self::Answer> {
+        self.held().guarded(Releasing)
     }
 }
 

@@ -25,7 +25,8 @@ pub use claimant::{Claimant, NoClaimant};
 pub use database_time::DatabaseTime;
 pub use health::Health;
 pub use held::{
-    Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Release, Renewal, Write, WriteKind,
+    Answer, DatedRenewal, Guarded, HeldRows, IncompleteWrite, Releasing, Renewing, WriteKind,
+    Writing,
 };
 pub use holders::{AllHeld, HeldPerOwner, Holders, HoldersFilter, Holding, StaleOnly};
 pub use holds::Holds;

@@ -5,7 +5,7 @@ use diesel::expression::Expression;
 use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
 use diesel::{QueryResult, RunQueryDsl, Table};
 
-use super::{NoReturning, Returning};
+use super::{NoReturning, ReturningClause};
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
 use crate::backend::BatchPlan;
 use crate::backend::{BatchInOneStatement, BatchParts, ReturnsSelection};
@@ -160,7 +160,7 @@ impl<T: Table, F, O, Set: AsChangeset, Ret> QueryId for BatchUpdate<T, F, O, Set
 }
 
 impl<T: Table, F, O, Set: AsChangeset, Selection: Expression> Query
-    for BatchUpdate<T, F, O, Set, Returning<Selection>>
+    for BatchUpdate<T, F, O, Set, ReturningClause<Selection>>
 {
     type SqlType = Selection::SqlType;
 }
@@ -170,7 +170,7 @@ impl<T: Table, F, O, Set: AsChangeset, Ret, C> RunQueryDsl<C> for BatchUpdate<T,
 impl<T: Table, F, O, Set: AsChangeset, Selection> ReturnsSelection<Selection>
     for BatchUpdate<T, F, O, Set, NoReturning>
 {
-    type Returning = BatchUpdate<T, F, O, Set, Returning<Selection>>;
+    type Returning = BatchUpdate<T, F, O, Set, ReturningClause<Selection>>;
 
     fn returning(self, selection: Selection) -> Self::Returning {
         BatchUpdate {
@@ -180,7 +180,7 @@ impl<T: Table, F, O, Set: AsChangeset, Selection> ReturnsSelection<Selection>
             filter: self.filter,
             order: self.order,
             limit: self.limit,
-            returning: Returning(selection),
+            returning: ReturningClause(selection),
         }
     }
 }

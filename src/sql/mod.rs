@@ -34,4 +34,4 @@ pub(crate) use keys::{KeysIn, KeysOf, PairsIn, PairsOf};
 pub(crate) use select::{
     CountPerOwner, ForUpdate, ForUpdateByKey, NoLock, PassingLocked, SelectWhere,
 };
-pub(crate) use update::{NoReturning, PrimaryKeyAccess, Returning, Where};
+pub(crate) use update::{NoReturning, PrimaryKeyAccess, ReturningClause, Where};

@@ -188,7 +188,7 @@ pub struct NoReturning;
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
-pub struct Returning<Selection>(pub(crate) Selection);
+pub struct ReturningClause<Selection>(pub(crate) Selection);
 
 /// ` WHERE ` and a condition: the filter of an update the library builds itself.
 ///
@@ -230,7 +230,7 @@ impl<DB: Backend> QueryFragment<DB> for NoReturning {
     }
 }
 
-impl<DB, Selection> QueryFragment<DB> for Returning<Selection>
+impl<DB, Selection> QueryFragment<DB> for ReturningClause<Selection>
 where
     DB: crate::backend::SupportsReturning,
     Selection: QueryFragment<DB>,
@@ -294,7 +294,7 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning_all(self) -> Update<T, W, Changes, Returning<T::AllColumns>> {
+    pub fn returning_all(self) -> Update<T, W, Changes, ReturningClause<T::AllColumns>> {
         self.returning(T::all_columns())
     }
 
@@ -317,7 +317,7 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     pub fn returning<Selection>(
         self,
         selection: Selection,
-    ) -> Update<T, W, Changes, Returning<Selection>> {
+    ) -> Update<T, W, Changes, ReturningClause<Selection>> {
         self.returning_through(selection)
     }
 }
@@ -327,13 +327,13 @@ impl<T: Table, W, Changes: AsChangeset, Access> Update<T, W, Changes, NoReturnin
     fn returning_through<Selection>(
         self,
         selection: Selection,
-    ) -> Update<T, W, Changes, Returning<Selection>, Access> {
+    ) -> Update<T, W, Changes, ReturningClause<Selection>, Access> {
         Update {
             from_clause: self.from_clause,
             access: self.access,
             where_clause: self.where_clause,
             values: self.values,
-            returning: Returning(selection),
+            returning: ReturningClause(selection),
         }
     }
 }
@@ -365,7 +365,8 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes, NoReturning, Prima
     }
 }
 
-impl<T, W, Changes, Selection, Access> Query for Update<T, W, Changes, Returning<Selection>, Access>
+impl<T, W, Changes, Selection, Access> Query
+    for Update<T, W, Changes, ReturningClause<Selection>, Access>
 where
     T: Table,
     Changes: AsChangeset,
@@ -376,10 +377,10 @@ where
 
 impl<T: Table, W, Changes: AsChangeset> AsQuery for Update<T, W, Changes>
 where
-    Update<T, W, Changes, Returning<T::AllColumns>>: Query,
+    Update<T, W, Changes, ReturningClause<T::AllColumns>>: Query,
 {
     type SqlType = <Self::Query as Query>::SqlType;
-    type Query = Update<T, W, Changes, Returning<T::AllColumns>>;
+    type Query = Update<T, W, Changes, ReturningClause<T::AllColumns>>;
 
     fn as_query(self) -> Self::Query {
         self.returning_all()
@@ -394,7 +395,7 @@ impl<T: Table, W, Changes: AsChangeset, Ret, Access, C> RunQueryDsl<C>
 impl<T: Table, W, Changes: AsChangeset, Access, Selection>
     crate::backend::ReturnsSelection<Selection> for Update<T, W, Changes, NoReturning, Access>
 {
-    type Returning = Update<T, W, Changes, Returning<Selection>, Access>;
+    type Returning = Update<T, W, Changes, ReturningClause<Selection>, Access>;
 
     fn returning(self, selection: Selection) -> Self::Returning {
         self.returning_through(selection)
