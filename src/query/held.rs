@@ -131,9 +131,9 @@ impl<T: ClaimLease> HeldRows<T> {
     }
 }
 
-/// A write to rows a claim holds, guarded by its token: [`Renewal`], [`Release`] or [`Write`],
-/// with the caller's own changes; run it for what it changed (`Vec` of the keys of the rows;
-/// `bool`, whether the one row was still held).
+/// A write to rows a claim holds, guarded by its token: [`Renewing`], [`Releasing`] or
+/// [`Writing`], with the caller's own changes; run it for what it changed (`Vec` of the keys of
+/// the rows; `bool`, whether the one row was still held).
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -242,13 +242,13 @@ impl<T: ClaimLease, A> IncompleteWrite<T, A> {
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// use diesel_lease::{__private::Release, __private::Renewal, __private::Write, __private::WriteKind};
+/// use diesel_lease::__private::{Releasing, Renewing, WriteKind, Writing};
 ///
 /// fn keeps_the_token<K: WriteKind<jobs::table>>() -> bool {
 ///     K::KEEPS_TOKEN
 /// }
 /// # fn main() {
-/// assert!(keeps_the_token::<Renewal>() && keeps_the_token::<Write>() && !keeps_the_token::<Release>());
+/// assert!(keeps_the_token::<Renewing>() && keeps_the_token::<Writing>() && !keeps_the_token::<Releasing>());
 /// # }
 /// ```
 pub trait WriteKind<T: ClaimLease> {
