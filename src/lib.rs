@@ -70,13 +70,13 @@ pub use keeper::{
 pub use lease::{Age, Lease, OutOfRange};
 pub use migration::{LeaseColumns, LeaseMigration};
 pub use node::Node;
-pub use outcome::{Batch, Claimed, LeaseHolder, OutlivedLease, Refusal, Refused, Won};
+pub use outcome::{Batch, Claimed, LeaseHolder, Refusal, Refused, Won};
 pub use query::{
     CheckOut, ClaimBatch, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows, Reap,
     RunLeaseDsl, WaitQuery, Waiting,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
-pub use table::{ClaimLease, Fence, Fenced, NoFence};
+pub use table::{ClaimLease, Fenced, NoFence};
 // The crate's own paths to what only `__private` makes public.
 pub(crate) use __private::*;
 
@@ -97,8 +97,9 @@ pub mod __private {
         OwnerRelease, Releasing, Renewing, StaleOnly, WriteKind, Writing,
     };
     pub use crate::table::{
-        sql_table_name, BindKey, Claimable, FenceBump, FenceRead, Fresh, HeldBy, IntoKey, KeyType,
-        Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs, Unclaimed,
+        sql_table_name, BindKey, Claimable, Fence, FenceBump, FenceRead, Fresh, HeldBy, IntoKey,
+        KeyType, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs,
+        Unclaimed,
     };
     pub use diesel;
 

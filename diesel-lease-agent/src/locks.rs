@@ -420,11 +420,11 @@ impl AgentLocks {
         // by it as well as by the turn, and so is the user's. Read before the transaction: on
         // SQLite a read then a write in one would have to upgrade its lock, and concurrent
         // sweepers would fail busy; a lock that changed since fails the guard, and is left.
-        let lost = match C::Backend::chat_holder(Sealed(()), conn, conversation, self.lease)? {
-            Some((_, Refusal::Outlived(lost))) if lost.token == turn.as_str() => lost,
+        let owner = match C::Backend::chat_holder(Sealed(()), conn, conversation, self.lease)? {
+            Some((_, Refusal::Outlived { owner, token, .. })) if token == turn.as_str() => owner,
             _ => return Ok(false),
         };
-        let claim = Claim::with_token(&lost.owner, turn.as_str())?;
+        let claim = Claim::with_token(&owner, turn.as_str())?;
         transaction(conn, |conn| {
             let stale =
                 C::Backend::release_stale_chat(Sealed(()), conn, conversation, &claim, self.lease)?;

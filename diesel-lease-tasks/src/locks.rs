@@ -278,7 +278,7 @@ impl<C: TaskConnection> TaskLocks<C> {
                 Refusal::Held(holder) => return Ok(Taken::HeldBy(holder.clone())),
                 Refusal::NoSuchRow => conn.create_task(name)?,
                 // Freed, or outlived, since the claim: claim it again.
-                Refusal::Free | Refusal::Outlived(_) => {}
+                Refusal::Free | Refusal::Outlived { .. } => {}
                 // NotClaimable, or a refusal this crate does not know (the lease layer's
                 // `Refusal` may grow): never claimed again blindly.
                 _ => return Err(Error::Unclaimable(name.to_owned())),

@@ -10,7 +10,7 @@
 //! in the claiming statement, so each holder of a row gets a higher number than every holder
 //! before it. Renewals and releases leave it alone. Hand the fence to the outside resource with
 //! each write, and have the resource refuse a fence lower than the highest it has seen: the
-//! paused holder then changes nothing there either. See [`Fence`](crate::Fence).
+//! paused holder then changes nothing there either.
 //!
 //! ```
 //! # include!("../doctest_setup.rs");

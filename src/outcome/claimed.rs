@@ -171,7 +171,7 @@ impl<R, T: ClaimLease> Won<R, T> {
     }
 
     /// The row's fence after this take: higher than every earlier holder's. Hand it to outside
-    /// resources with each write; see [`Fence`](crate::Fence). Only a table with a fence column
+    /// resources with each write; see the [guide's chapter on fences](crate::guide::ch04_fences). Only a table with a fence column
     /// has one.
     ///
     /// ```

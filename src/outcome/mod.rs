@@ -6,4 +6,4 @@ mod refusal;
 pub use batch::Batch;
 pub use claimed::{Claimed, Won};
 pub(crate) use refusal::{holder, Why, WhyRead};
-pub use refusal::{Holder, LeaseHolder, OutlivedLease, Refusal, Refused};
+pub use refusal::{Holder, LeaseHolder, Refusal, Refused};

@@ -150,7 +150,7 @@ impl<T: ClaimLease, F> Why<T, F> {
             // Claimable by the lease, and the claim's condition does not take it now: refused by
             // the caller's own filter. Taken by it: freed since the claim (a holder's release
             // between the claim and this read), and worth trying again.
-            Some((Refusal::Free | Refusal::Outlived(_), takes)) if takes != Some(true) => {
+            Some((Refusal::Free | Refusal::Outlived { .. }, takes)) if takes != Some(true) => {
                 Refusal::NotClaimable
             }
             Some((refusal, _)) => refusal,
@@ -163,13 +163,13 @@ impl<T: ClaimLease, F> Why<T, F> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use diesel_lease::{OutlivedLease, Refusal};
+/// use diesel_lease::Refusal;
 ///
 /// assert_eq!(Refusal::NoSuchRow.to_string(), "no such row");
 /// assert_eq!(Refusal::Free.to_string(), "free: no claim holds it now");
-/// let outlived = OutlivedLease { owner: "worker-1".into(), token: "t1".into(), ago: Duration::from_secs(5) };
+/// let outlived = Refusal::Outlived { owner: "worker-1".into(), token: "t1".into(), ago: Duration::from_secs(5) };
 /// assert_eq!(
-///     Refusal::Outlived(outlived).to_string(),
+///     outlived.to_string(),
 ///     "outlived: worker-1 (claim t1) held it, and its lease ran out 5s ago",
 /// );
 /// ```
@@ -184,41 +184,19 @@ pub enum Refusal {
     /// released since, and the claim's filter takes it now, so that it is worth trying again.
     Free,
     /// A claim held the row and its lease has run out: the row is claimable again.
-    Outlived(OutlivedLease),
+    Outlived {
+        /// Who held the row.
+        owner: String,
+        /// The claim's token.
+        token: String,
+        /// How long ago its lease ran out.
+        ago: Duration,
+    },
     /// The row is free or outlived, but the claim's own filter (a status, say) does not take
     /// it; or its lease columns are half set, a token with no owner or no time, which no claim
     /// takes. The read of why evaluates the claim's filter, so it means just that: a row freed
     /// since the claim that the filter takes reads [`Refusal::Free`] or [`Refusal::Outlived`].
     NotClaimable,
-}
-
-/// A claim whose lease has run out, and since when, by the database's clock.
-///
-/// ```
-/// use std::time::Duration;
-/// use diesel_lease::OutlivedLease;
-///
-/// let outlived = OutlivedLease { owner: "worker-1".into(), token: "t1".into(), ago: Duration::from_secs(5) };
-/// assert_eq!(outlived.to_string(), "worker-1 (claim t1) held it, and its lease ran out 5s ago");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutlivedLease {
-    /// Who held the row.
-    pub owner: String,
-    /// The claim's token.
-    pub token: String,
-    /// How long ago its lease ran out.
-    pub ago: Duration,
-}
-
-impl fmt::Display for OutlivedLease {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (claim {}) held it, and its lease ran out {:?} ago",
-            self.owner, self.token, self.ago
-        )
-    }
 }
 
 /// Whether the lease is fresh is the database's answer, by the same predicate the claim used, so
@@ -256,13 +234,11 @@ impl Refusal {
                 // before a shortest hold longer than the lease) frees that much later.
                 frees_in: duration(lease.saturating_sub(micros)),
             }),
-            (Some(owner), Some(token), Some(micros), Some(false)) => {
-                Refusal::Outlived(OutlivedLease {
-                    owner,
-                    token,
-                    ago: duration(micros.saturating_sub(lease)),
-                })
-            }
+            (Some(owner), Some(token), Some(micros), Some(false)) => Refusal::Outlived {
+                owner,
+                token,
+                ago: duration(micros.saturating_sub(lease)),
+            },
             (_, None, _, _) => Refusal::Free,
             // A token without an owner or a time: lease columns half set by hand.
             _ => Refusal::NotClaimable,
@@ -276,7 +252,10 @@ impl fmt::Display for Refusal {
             Refusal::NoSuchRow => f.write_str("no such row"),
             Refusal::Held(holder) => write!(f, "held: {holder}"),
             Refusal::Free => f.write_str("free: no claim holds it now"),
-            Refusal::Outlived(outlived) => write!(f, "outlived: {outlived}"),
+            Refusal::Outlived { owner, token, ago } => write!(
+                f,
+                "outlived: {owner} (claim {token}) held it, and its lease ran out {ago:?} ago"
+            ),
             Refusal::NotClaimable => f.write_str(
                 "not claimable: free or outlived, but not taken by this claim's own filter, or it changed hands since",
             ),
@@ -357,9 +336,9 @@ mod tests {
 
     #[test]
     fn an_outlived_row_ran_out_its_age_less_the_lease_ago() {
-        let Refusal::Outlived(outlived) = refusal(35_000_000, false, 30_000_000) else {
+        let Refusal::Outlived { ago, .. } = refusal(35_000_000, false, 30_000_000) else {
             panic!()
         };
-        assert_eq!(outlived.ago, Duration::from_secs(5));
+        assert_eq!(ago, Duration::from_secs(5));
     }
 }

@@ -75,7 +75,7 @@ impl Schedule {
                     .saturating_add(part_of(PAST_FREEING, roll));
                 freed.min(downward(self.recheck, roll))
             }
-            Refusal::Free | Refusal::Outlived(_) => self.backoff(roll),
+            Refusal::Free | Refusal::Outlived { .. } => self.backoff(roll),
             Refusal::NotClaimable | Refusal::NoSuchRow => return Next::Done,
         };
         self.within_deadline(pause, at)
@@ -151,7 +151,7 @@ mod tests {
 
     use super::{Jitter, Next, Schedule, ROLLS};
     use crate::monotonic::FakeClock;
-    use crate::{LeaseHolder, OutlivedLease, Refusal};
+    use crate::{LeaseHolder, Refusal};
 
     const LOWEST: u32 = 0;
     const HIGHEST: u32 = ROLLS - 1;
@@ -269,11 +269,11 @@ mod tests {
     fn a_row_freed_since_its_refusal_is_tried_again_soon_backing_off_to_the_interval() {
         let clock = FakeClock::start();
         let mut schedule = ten_seconds(&clock);
-        let outlived = Refusal::Outlived(OutlivedLease {
+        let outlived = Refusal::Outlived {
             owner: "worker-1".into(),
             token: "t1".into(),
             ago: ms(5),
-        });
+        };
         let pauses: Vec<Duration> = (0..8)
             .map(|_| pause(schedule.after_refusal(&outlived, clock.at(0), LOWEST)))
             .collect();

@@ -20,7 +20,7 @@ use crate::sql::{Incremented, Now, Null};
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// fn fenced<T: diesel::Table, F: diesel_lease::Fence<T>>() {}
+/// fn fenced<T: diesel::Table, F: diesel_lease::__private::Fence<T>>() {}
 /// # fn main() {
 /// fenced::<fenced_jobs::table, fenced_jobs::fence>();
 /// fenced::<jobs::table, diesel_lease::NoFence>();
@@ -61,7 +61,7 @@ pub trait Fenced: crate::ClaimLease {}
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
-/// fn fenced<F: diesel_lease::Fence<jobs::table>>() {}
+/// fn fenced<F: diesel_lease::__private::Fence<jobs::table>>() {}
 /// # fn main() {
 /// fenced::<diesel_lease::NoFence>();
 /// # }

@@ -4,7 +4,7 @@
 ///
 /// With the default column names `owner`, `claim_token` and `claimed_at`, name the table alone;
 /// otherwise map the roles whose column has another name, in any order (the others keep their
-/// default name), and add `fence: column` for a table with a [`Fence`](crate::Fence) (a
+/// default name), and add `fence: column` for a table with a fence ([chapter 4](crate::guide::ch04_fences)) (a
 /// `BIGINT NOT NULL DEFAULT 0` claim counter). An unknown role, or one given twice, is a compile
 /// error. The table's key may be any primary key whose SQL type is a
 /// [`KeyType`](crate::KeyType), composite keys included.

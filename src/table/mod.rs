@@ -31,7 +31,7 @@ use crate::{Age, Claim, Lease};
 /// * `Owner`: nullable text, who holds the row (a node, a worker);
 /// * `ClaimToken`: nullable text, which claim this is; every write of a holder is guarded by it;
 /// * `ClaimedAt`: a nullable timestamp, since when; written only from the database's clock;
-/// * `Fence`: an optional claim counter (see [`Fence`]);
+/// * `Fence`: an optional claim counter (see [chapter 4 of the guide](crate::guide::ch04_fences));
 /// * `Key`: the Rust value of the table's primary key, whatever its columns (see [`KeyType`]).
 ///
 /// Implement it with [`claim_lease!`](crate::claim_lease). The methods return changesets to put
@@ -72,7 +72,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     /// `TimestampOn`).
     type Clock: SqlType<IsNull = IsNullable> + SingleValue + crate::sql_types::ClaimedAtType;
     /// The fence, a claim counter for effects outside the database: a `BIGINT` column, or
-    /// [`NoFence`]. See [`Fence`].
+    /// [`NoFence`]. See [chapter 4 of the guide](crate::guide::ch04_fences).
     type Fence: Fence<Self>;
     /// The Rust value of the table's primary key: `i64` for a `BigInt` key, `(String, i64)` for
     /// a key of `(Text, BigInt)` columns.
@@ -90,7 +90,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     }
 
     /// The row is taken by `claim`: owner and token from the claim, claimed at the database's
-    /// now, and its [`Fence`], if it has one, one higher.
+    /// now, and its fence, if it has one, one higher.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");

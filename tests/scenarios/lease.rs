@@ -630,16 +630,16 @@ fn a_refusal_whose_row_changed_before_its_read_says_what_is_true_free_or_outlive
         age(conn, &aged, Duration::from_secs(75))
     }));
     for refusal in [refused_then_outlived, selected(conn)] {
-        let Refusal::Outlived(outlived) = refusal else {
+        let Refusal::Outlived { owner, token, ago } = &refusal else {
             panic!("outlived, not {refusal:?}")
         };
         assert_eq!(
-            (outlived.owner.as_str(), outlived.token.as_str()),
+            (owner.as_str(), token.as_str()),
             ("worker-1", holder.token())
         );
         assert!(
-            outlived.ago >= Duration::from_secs(15) && outlived.ago < Duration::from_secs(25),
-            "{outlived:?}"
+            *ago >= Duration::from_secs(15) && *ago < Duration::from_secs(25),
+            "{refusal:?}"
         );
     }
 
