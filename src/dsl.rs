@@ -1,39 +1,8 @@
 //! The types of the statements diesel-lease builds, for code that names them: a helper's return
 //! type, the bound of a function generic over the connection. Diesel's own `dsl` is re-exported
-//! here, so that `#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]` infers the type of a
-//! function that builds a statement, Diesel's parts and the library's alike, and names it.
-//!
-//! ```
-//! # include!("doctest_setup.rs");
-//! use diesel::prelude::*;
-//! use diesel_lease::prelude::*;
-//! use diesel_lease::LeaseQuery;
-//!
-//! /// The claim every worker of this queue makes; `auto_type` names its type `next_jobs`.
-//! #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
-//! fn next_jobs<'a>(worker: &'a Claim, lease: Lease) -> _ {
-//!     jobs::table
-//!         .claim_batch(10_usize, lease)
-//!         .by(worker)
-//!         .filter(jobs::status.eq("queued"))
-//!         .set(jobs::status.eq("running"))
-//! }
-//!
-//! /// Runs it on any connection that can: one bound, on the statement.
-//! fn work<C>(conn: &mut C, worker: &Claim) -> Result<usize, diesel_lease::Error>
-//! where
-//!     for<'a, 'q> next_jobs<'a>: LeaseQuery<'q, C, Job>,
-//! {
-//!     let batch = next_jobs(worker, Lease::from_secs(30)?).run::<Job>(conn)?;
-//!     Ok(batch.len())
-//! }
-//!
-//! # fn main() -> Result<(), diesel_lease::Error> {
-//! # let conn = &mut jobs_connection()?;
-//! assert_eq!(work(conn, &Claim::new("worker-1")?)?, 1);
-//! # Ok(())
-//! # }
-//! ```
+//! here (hidden), so that `#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]` infers the
+//! type of a function that builds a statement, Diesel's parts and the library's alike, and names
+//! it: [chapter 8 of the guide](crate::guide::ch08_generic_code) shows both ways.
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::query_builder::AsChangeset;
 use diesel::query_dsl::methods::{FilterDsl, OrderDsl};

@@ -38,8 +38,48 @@
 //! # }
 //! ```
 //!
-//! A wait run on a pool is bounded the same way, by [`WaitQuery`](crate::WaitQuery) over the
-//! pool's connection. The repository's `job_queue` example is a whole queue written like this.
+//! A holder's statements are named by what holds the rows: `dsl::Release<Won<Job, jobs::table>>`
+//! answers whether the row was still held, `dsl::Release<Batch<Job, jobs::table>>` (or
+//! `HeldRows`, `Kept`) the keys released. A wait run on a pool is bounded the same way, by
+//! [`WaitQuery`](crate::WaitQuery) over the pool's connection.
+//!
+//! ## Statements named by `auto_type`
+//!
+//! A statement with filters and changes of its own has a long type. Let Diesel's `auto_type`
+//! name it after the function that builds it, with `diesel_lease::dsl` as its `dsl_path`, and
+//! bound that name:
+//!
+//! ```
+//! # include!("../doctest_setup.rs");
+//! use diesel::prelude::*;
+//! use diesel_lease::prelude::*;
+//!
+//! /// The claim every worker makes: the next queued jobs, started.
+//! #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+//! fn next_jobs<'a>(size: usize, lease: Lease, worker: &'a Claim) -> _ {
+//!     jobs::table
+//!         .claim_batch(size, lease)
+//!         .by(worker)
+//!         .filter(jobs::status.eq("queued"))
+//!         .set(jobs::status.eq("running"))
+//! }
+//!
+//! fn work<C>(conn: &mut C, worker: &Claim) -> Result<usize, diesel_lease::Error>
+//! where
+//!     for<'a, 'q> next_jobs<'a>: LeaseQuery<'q, C, Job>,
+//! {
+//!     Ok(next_jobs(10, Lease::from_secs(30)?, worker).run::<Job>(conn)?.len())
+//! }
+//!
+//! # fn main() -> Result<(), diesel_lease::Error> {
+//! # let conn = &mut jobs_connection()?;
+//! assert_eq!(work(conn, &Claim::new("worker-1")?)?, 1);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The repository's `job_queue` example is a whole queue written like this: its statements are
+//! such functions, and its code bounds each once.
 //!
 //! ## A connection enum: `multi_connection!`
 //!
