@@ -187,12 +187,6 @@ struct KeeperWrite<'a, T: ClaimLease, C> {
     conn: &'a mut C,
 }
 
-impl<T: ClaimLease, C> KeeperWrite<'_, T, C> {
-    fn new<'a>(table: T, state: &'a ClaimState<T::Key>, conn: &'a mut C) -> KeeperWrite<'a, T, C> {
-        KeeperWrite { table, state, conn }
-    }
-}
-
 impl<T: Keepable<C>, C> ReleaseWrite<T::Key> for KeeperWrite<'_, T, C> {
     fn database_time(&mut self) -> Result<i64, Error> {
         T::database_time(self.conn)
@@ -351,7 +345,15 @@ where
     fn release_waiting(&self, state: &ClaimState<T::Key>, wait: Duration) -> Result<(), Error> {
         let mut conn = self.pool.get_timeout(wait)?;
         broken_on_error(&mut *conn, |conn| {
-            release_claim(state, &mut KeeperWrite::new(self.table, state, conn)).map(drop)
+            release_claim(
+                state,
+                &mut KeeperWrite {
+                    table: self.table,
+                    state,
+                    conn,
+                },
+            )
+            .map(drop)
         })
     }
 }
@@ -438,7 +440,14 @@ where
         }
         for state in alone {
             let released = broken_on_error(&mut *conn, |conn| {
-                release_claim(state, &mut KeeperWrite::new(self.table, state, conn))
+                release_claim(
+                    state,
+                    &mut KeeperWrite {
+                        table: self.table,
+                        state,
+                        conn,
+                    },
+                )
             })
             .map_err(stop_all)?;
             if let Some(rows) = released {

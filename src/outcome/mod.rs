@@ -5,5 +5,5 @@ mod refusal;
 
 pub use batch::Batch;
 pub use claimed::{Claimed, Won};
-pub(crate) use refusal::{holder, Why, WhyRead};
+pub(crate) use refusal::{holder, read_why, WhyRead};
 pub use refusal::{Holder, LeaseHolder, Refusal, Refused};

@@ -115,16 +115,6 @@ impl<T: ClaimLease> Refused<T> {
     }
 }
 
-/// The read of why a claim of one row was refused: who holds the row now, if anyone, with
-/// whether the claim's condition besides its key (`filter`, the lease's and the caller's) takes
-/// it now, so that a row the filter refuses is told from one freed since the claim.
-pub(crate) struct Why<T: ClaimLease, F> {
-    pub(crate) table: T,
-    pub(crate) key: T::Key,
-    pub(crate) lease: Lease,
-    pub(crate) filter: F,
-}
-
 /// The read of a row's holder by its key, with whether the claim's condition `F` takes it now.
 pub(crate) type WhyRead<T, F> = SelectWhere<
     T,
@@ -133,29 +123,35 @@ pub(crate) type WhyRead<T, F> = SelectWhere<
     NoLock,
 >;
 
-impl<T: ClaimLease, F> Why<T, F> {
-    /// Runs the read on `conn`.
-    pub(crate) fn read<'q, C>(self, conn: &mut C) -> Result<Refusal, Error>
-    where
-        T::PrimaryKey: EqAll<T::Key>,
-        C: Connection,
-        C::Backend: LeaseBackend,
-        WhyRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
-    {
-        let key_is = self.table.primary_key().eq_all(self.key);
-        let selection = (holder(self.table, self.lease), self.filter);
-        let read: WhyRead<T, F> = SelectWhere::new(self.table, selection, key_is);
-        Ok(match read_optional(read, conn)? {
-            None => Refusal::NoSuchRow,
-            // Claimable by the lease, and the claim's condition does not take it now: refused by
-            // the caller's own filter. Taken by it: freed since the claim (a holder's release
-            // between the claim and this read), and worth trying again.
-            Some((Refusal::Free | Refusal::Outlived { .. }, takes)) if takes != Some(true) => {
-                Refusal::NotClaimable
-            }
-            Some((refusal, _)) => refusal,
-        })
-    }
+/// Why a claim of the row of `key` was refused, read on `conn`: who holds the row now, if anyone,
+/// with whether the claim's condition besides its key (`filter`, the lease's and the caller's)
+/// takes it now, so that a row the filter refuses is told from one freed since the claim.
+pub(crate) fn read_why<'q, T, F, C>(
+    table: T,
+    key: T::Key,
+    lease: Lease,
+    filter: F,
+    conn: &mut C,
+) -> Result<Refusal, Error>
+where
+    T: ClaimLease,
+    T::PrimaryKey: EqAll<T::Key>,
+    C: Connection,
+    C::Backend: LeaseBackend,
+    WhyRead<T, F>: LoadQuery<'q, C, (Refusal, Option<bool>)>,
+{
+    let key_is = table.primary_key().eq_all(key);
+    let read: WhyRead<T, F> = SelectWhere::new(table, (holder(table, lease), filter), key_is);
+    Ok(match read_optional(read, conn)? {
+        None => Refusal::NoSuchRow,
+        // Claimable by the lease, and the claim's condition does not take it now: refused by
+        // the caller's own filter. Taken by it: freed since the claim (a holder's release
+        // between the claim and this read), and worth trying again.
+        Some((Refusal::Free | Refusal::Outlived { .. }, takes)) if takes != Some(true) => {
+            Refusal::NotClaimable
+        }
+        Some((refusal, _)) => refusal,
+    })
 }
 
 /// Why a claim was refused, or who holds a row (the [`holder`](crate::LeaseDsl::holder)

@@ -11,7 +11,7 @@ use crate::backend::NativeLeaseQuery;
 use crate::backend::{lost_conflict_changes_nothing, ClaimsRow, LeaseBackend, RowClaim};
 use crate::conflicts::Operation;
 use crate::events::table_name;
-use crate::outcome::{Claimed, Refused, Why, WhyRead, Won};
+use crate::outcome::{read_why, Claimed, Refused, WhyRead, Won};
 use crate::query::{Claimant, LeaseStatement, NoClaimant};
 use crate::sql::{And, NoChanges, NoLock, SelectWhere, Update, Where};
 use crate::table::{taken_by, token_is};
@@ -276,13 +276,8 @@ where
             }
             None => {
                 // Only to explain the refusal: whether the claim won was the statement's answer.
-                let why = Why {
-                    table,
-                    key: self.key.clone(),
-                    lease: self.lease,
-                    filter: condition,
-                };
-                Claimed::Refused(Refused::new(self.key, why.read(conn)?))
+                let why = read_why(table, self.key.clone(), self.lease, condition, conn)?;
+                Claimed::Refused(Refused::new(self.key, why))
             }
         })
     }
