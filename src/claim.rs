@@ -50,8 +50,12 @@ impl Claim {
     /// ```
     pub fn with_token(owner: &str, token: &str) -> Result<Self, Error> {
         Ok(Self {
-            owner: check_text(owner).map_err(Error::InvalidOwner)?.to_owned(),
-            token: check_text(token).map_err(Error::InvalidToken)?.to_owned(),
+            owner: Self::check_text(owner)
+                .map_err(Error::InvalidOwner)?
+                .to_owned(),
+            token: Self::check_text(token)
+                .map_err(Error::InvalidToken)?
+                .to_owned(),
         })
     }
 
@@ -82,32 +86,32 @@ impl Claim {
     pub fn token(&self) -> &str {
         &self.token
     }
-}
 
-/// `value`, if it fits a lease column as every owner and token must, or why not: not empty, at
-/// most 255 characters, no white space at either end (MySQL's collations would ignore trailing
-/// spaces), no control characters. For ids a table stores beside its lease columns too.
-///
-/// ```
-/// use diesel_lease::check_text;
-///
-/// assert_eq!(check_text("chat-1"), Ok("chat-1"));
-/// assert!(check_text(" chat-1").is_err());
-/// assert!(check_text("").is_err());
-/// ```
-pub fn check_text(value: &str) -> Result<&str, String> {
-    if value.trim().is_empty() {
-        Err("it is empty".to_owned())
-    } else if value.trim() != value {
-        Err(format!("{value:?} starts or ends with white space"))
-    } else if value.chars().count() > MAX_TEXT_CHARS {
-        Err(format!(
-            "it is longer than {MAX_TEXT_CHARS} characters ({})",
-            value.chars().count()
-        ))
-    } else if value.chars().any(char::is_control) {
-        Err(format!("{value:?} holds a control character"))
-    } else {
-        Ok(value)
+    /// `value`, if it fits a lease column as every owner and token must, or why not: not empty,
+    /// most 255 characters, no white space at either end (MySQL's collations would ignore trailing
+    /// spaces), no control characters. For ids a table stores beside its lease columns too.
+    ///
+    /// ```
+    /// use diesel_lease::Claim;
+    ///
+    /// assert_eq!(Claim::check_text("chat-1"), Ok("chat-1"));
+    /// assert!(Claim::check_text(" chat-1").is_err());
+    /// assert!(Claim::check_text("").is_err());
+    /// ```
+    pub fn check_text(value: &str) -> Result<&str, String> {
+        if value.trim().is_empty() {
+            Err("it is empty".to_owned())
+        } else if value.trim() != value {
+            Err(format!("{value:?} starts or ends with white space"))
+        } else if value.chars().count() > MAX_TEXT_CHARS {
+            Err(format!(
+                "it is longer than {MAX_TEXT_CHARS} characters ({})",
+                value.chars().count()
+            ))
+        } else if value.chars().any(char::is_control) {
+            Err(format!("{value:?} holds a control character"))
+        } else {
+            Ok(value)
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::Claim;
 /// The write conflicts this process lost since it started, by the operation that lost them: a
 /// deadlock victim or a Galera certification failure on MySQL/MariaDB (error 1213, whatever the
 /// server's language), a serialization failure on PostgreSQL (SQLSTATE 40001). Read by
-/// [`lost_conflicts`]; plain numbers to log or export to any metrics system, and each loss is
+/// [`LostConflicts::since_start`]; plain numbers to log or export to any metrics system, and each loss is
 /// also a `tracing` event at `INFO`, "write conflict lost", with its table (and claim).
 ///
 /// A claim or reap that loses one outside a transaction of yours changed nothing, and answers as
@@ -20,7 +20,7 @@ use crate::Claim;
 /// conflicts: a busy database is [`Error::Busy`](crate::Error::Busy).
 ///
 /// ```
-/// let lost = diesel_lease::lost_conflicts();
+/// let lost = diesel_lease::LostConflicts::since_start();
 /// assert_eq!(
 ///     lost.total(),
 ///     lost.row_claims + lost.batch_claims + lost.reaps + lost.renewals
@@ -40,6 +40,25 @@ pub struct LostConflicts {
 }
 
 impl LostConflicts {
+    /// The write conflicts this process has lost since it started, counted across every
+    /// connection, table and keeper: read it twice and subtract for a rate.
+    ///
+    /// ```
+    /// use diesel_lease::LostConflicts;
+    ///
+    /// let before = LostConflicts::since_start();
+    /// assert!(LostConflicts::since_start().total() >= before.total(), "counts only rise");
+    /// ```
+    pub fn since_start() -> Self {
+        let read = |count: &AtomicU64| count.load(Ordering::Relaxed);
+        Self {
+            row_claims: read(&COUNTS[Operation::RowClaim as usize]),
+            batch_claims: read(&COUNTS[Operation::BatchClaim as usize]),
+            reaps: read(&COUNTS[Operation::Reap as usize]),
+            renewals: read(&COUNTS[Operation::Renewal as usize]),
+        }
+    }
+
     /// The conflicts lost by every operation.
     ///
     /// ```
@@ -47,23 +66,6 @@ impl LostConflicts {
     /// ```
     pub fn total(&self) -> u64 {
         self.row_claims + self.batch_claims + self.reaps + self.renewals
-    }
-}
-
-/// The write conflicts this process has lost since it started ([`LostConflicts`]), counted
-/// across every connection, table and keeper: read it twice and subtract for a rate.
-///
-/// ```
-/// let before = diesel_lease::lost_conflicts();
-/// assert!(diesel_lease::lost_conflicts().total() >= before.total(), "counts only rise");
-/// ```
-pub fn lost_conflicts() -> LostConflicts {
-    let read = |count: &AtomicU64| count.load(Ordering::Relaxed);
-    LostConflicts {
-        row_claims: read(&COUNTS[Operation::RowClaim as usize]),
-        batch_claims: read(&COUNTS[Operation::BatchClaim as usize]),
-        reaps: read(&COUNTS[Operation::Reap as usize]),
-        renewals: read(&COUNTS[Operation::Renewal as usize]),
     }
 }
 

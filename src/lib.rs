@@ -58,9 +58,9 @@ pub mod pg;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-pub use claim::{check_text, Claim};
+pub use claim::Claim;
 pub use claim_index::ClaimIndex;
-pub use conflicts::{lost_conflicts, LostConflicts};
+pub use conflicts::LostConflicts;
 pub use error::Error;
 pub use health::{HealthThresholds, TableHealth};
 pub use keeper::{
@@ -124,6 +124,7 @@ pub mod __private {
     /// What a backend implements to run the statements, and the plans it is handed.
     pub mod backend {
         pub use crate::backend::bounds::{SupportsReturning, TimestampOn};
+        pub use crate::backend::ddl::LeaseDdl;
         pub use crate::backend::health::{HealthPlan, ReadsHealth, TableName};
         pub use crate::backend::ops::{
             BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,

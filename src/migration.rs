@@ -1,7 +1,7 @@
 //! The lease columns' DDL: a diesel migration that adds them to an existing table, per backend.
 use std::path::{Path, PathBuf};
 
-use crate::backend::LeaseDdl;
+use crate::backend::{LeaseBackend, LeaseDdl};
 use crate::{ClaimIndex, Error};
 
 /// The fence's type on every backend: a claim counter that starts at 0.
@@ -179,7 +179,7 @@ impl LeaseColumns {
     /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn migration<DB: LeaseDdl>(&self) -> Result<LeaseMigration, Error> {
+    pub fn migration<DB: LeaseBackend>(&self) -> Result<LeaseMigration, Error> {
         let index = format!("{}_{}_idx", self.table, self.claim_token);
         let claim_index = format!("{}_claimable_idx", self.table);
         self.check(&index, &claim_index)?;

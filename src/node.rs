@@ -2,7 +2,7 @@
 use std::fmt;
 
 use crate::claim::MAX_TEXT_CHARS;
-use crate::{check_text, Claim, Error};
+use crate::{Claim, Error};
 
 /// What separates a node's name from its boot id in the owner names of its claims.
 const BOOT_SEPARATOR: char = '#';
@@ -48,7 +48,7 @@ impl Node {
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
     pub fn start(name: &str) -> Result<Self, Error> {
-        let name = check_text(name).map_err(Error::InvalidOwner)?;
+        let name = Claim::check_text(name).map_err(Error::InvalidOwner)?;
         if name.contains(BOOT_SEPARATOR) {
             return Err(Error::InvalidOwner(format!(
                 "a node's name {name:?} holds {BOOT_SEPARATOR:?}, which separates it from the boot id"

@@ -3,7 +3,7 @@ use super::connection::{AgentBackend, AgentConnection, Sealed};
 use super::refs::{ClickRef, Holder, HolderKind, TurnRef};
 use super::transaction::{statement_failure, transaction, CommitFailure};
 use super::Error;
-use diesel_lease::{check_text, Age, Claim, Lease, Refusal};
+use diesel_lease::{Age, Claim, Lease, Refusal};
 
 /// How many times an acquire starts over when the lock changed hands between its claim and the
 /// read of who holds it, or when it created the user's row.
@@ -95,7 +95,7 @@ impl AgentLocks {
     /// ```
     pub fn new(node: &str, lease: Lease) -> Result<Self, Error> {
         Ok(Self {
-            node: check_text(node)
+            node: Claim::check_text(node)
                 .map_err(diesel_lease::Error::InvalidOwner)?
                 .to_owned(),
             lease,
@@ -568,7 +568,7 @@ fn create_user<C: AgentConnection>(conn: &mut C, user: &str) -> Result<(), Error
 }
 
 pub(super) fn checked_id(id: &str) -> Result<&str, Error> {
-    check_text(id).map_err(Error::InvalidId)
+    Claim::check_text(id).map_err(Error::InvalidId)
 }
 
 /// Whether the lock whose row shows `holder` is `claim`'s, within its lease: its reference and

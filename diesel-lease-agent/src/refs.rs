@@ -2,7 +2,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use diesel_lease::check_text;
+use diesel_lease::Claim;
 use diesel_lease::Error;
 
 /// Every click's reference starts so; no turn's may.
@@ -37,7 +37,7 @@ impl TurnRef {
                 "{value:?} is a click's reference, not a turn's"
             )));
         }
-        check_text(value)
+        Claim::check_text(value)
             .map(|value| Self(value.to_owned()))
             .map_err(Error::InvalidToken)
     }
@@ -90,7 +90,7 @@ impl ClickRef {
                 "{value:?} is not a click's reference (they start with {CLICK_PREFIX:?})"
             )));
         }
-        check_text(value)
+        Claim::check_text(value)
             .map(|value| Self(value.to_owned()))
             .map_err(Error::InvalidToken)
     }

@@ -8,9 +8,7 @@ use super::connection::TaskConnection;
 use super::run::{RunningTask, TaskRun};
 use super::schema::task_locks;
 use super::{Error, Hold, TaskError};
-use diesel_lease::{
-    check_text, Claim, Claimed, Keeper, Kept, Lease, LeaseHolder, LeaseLost, LossReason,
-};
+use diesel_lease::{Claim, Claimed, Keeper, Kept, Lease, LeaseHolder, LeaseLost, LossReason};
 use diesel_lease::{Refusal, Won};
 
 /// How many times a run claims the lock when the lock changed hands between its claim and the
@@ -120,7 +118,7 @@ impl<C: TaskConnection> TaskLocks<C> {
     /// # }
     /// ```
     pub fn new(pool: Pool<ConnectionManager<C>>, node: &str, lease: Lease) -> Result<Self, Error> {
-        let node = check_text(node).map_err(diesel_lease::Error::InvalidOwner)?;
+        let node = Claim::check_text(node).map_err(diesel_lease::Error::InvalidOwner)?;
         Ok(Self {
             shared: Arc::new(Shared {
                 pool,
@@ -208,7 +206,7 @@ impl<C: TaskConnection> TaskLocks<C> {
     where
         F: FnOnce(&RunningTask<'_>) -> Result<R, TaskError>,
     {
-        let name = check_text(name).map_err(Error::InvalidName)?;
+        let name = Claim::check_text(name).map_err(Error::InvalidName)?;
         let settings = hold.keeper_settings(self.shared.lease).checked()?;
         let keeper = self.keeper()?;
         let won = match self.take(name)? {

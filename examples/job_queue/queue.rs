@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::query_dsl::methods::ExecuteDsl;
 use diesel::query_dsl::LoadQuery;
 use diesel::r2d2::{ConnectionManager, Pool};
-use diesel_lease::backend::LeaseDdl;
+use diesel_lease::backend::LeaseBackend;
 use diesel_lease::prelude::*;
 use diesel_lease::sql_types::UtcTimestamp;
 use diesel_lease::{dsl, Keepable, LeaseColumns, LossReason};
@@ -118,7 +118,7 @@ pub struct Queue<C: Pooled> {
 impl<C> Queue<C>
 where
     C: Pooled,
-    C::Backend: LeaseDdl,
+    C::Backend: LeaseBackend,
     example_jobs::table: Keepable<C>,
     for<'a, 'q> claim_next<'a>: LeaseQuery<'q, C, Job>,
     dsl::Release<HeldRows<example_jobs::table>, finished>: for<'q> LeaseQuery<'q, C, i64>,

@@ -15,7 +15,7 @@
 //! `diesel migration generate` names one: `YYYY-MM-DD-HHMMSS_lease_columns_<table>`.
 use std::process::ExitCode;
 
-use diesel_lease::backend::LeaseDdl;
+use diesel_lease::backend::LeaseBackend;
 use diesel_lease::{ClaimIndex, LeaseColumns};
 
 const USAGE: &str = "usage: lease_columns --backend postgres|mysql|sqlite --table TABLE \
@@ -83,7 +83,7 @@ fn claim_index_of(spec: &str) -> Result<ClaimIndex, String> {
 }
 
 /// Writes the migration for backend `DB`, and says where.
-fn write<DB: LeaseDdl>(args: &Args) -> Result<(), String> {
+fn write<DB: LeaseBackend>(args: &Args) -> Result<(), String> {
     let migration = args.columns.migration::<DB>().map_err(|e| e.to_string())?;
     let name = args.name.clone().unwrap_or_else(|| {
         // A version for diesel to order migrations by, not a lease decision: the local clock is right here.

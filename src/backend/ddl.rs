@@ -4,13 +4,14 @@ use diesel::backend::Backend;
 /// A backend whose lease columns diesel-lease writes the DDL of: their SQL types, and how its
 /// `ALTER TABLE` and `DROP INDEX` are spelled.
 ///
-/// Implemented for `Pg`, `Mysql` and `Sqlite` in their backend modules; used through
+/// Implemented for `Pg`, `Mysql` and `Sqlite` in their backend modules; a supertrait of
+/// [`LeaseBackend`](crate::backend::LeaseBackend), which is what generic code bounds; used through
 /// [`LeaseColumns::migration`](crate::LeaseColumns::migration).
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")] {
 /// use diesel::sqlite::Sqlite;
-/// use diesel_lease::backend::LeaseDdl;
+/// use diesel_lease::__private::backend::LeaseDdl;
 ///
 /// assert_eq!(<Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
 /// # }
@@ -20,7 +21,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::OWNER_TYPE, "TEXT");
     /// # }
     /// ```
@@ -29,7 +30,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIM_TOKEN_TYPE, "TEXT");
     /// # }
     /// ```
@@ -39,7 +40,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::CLAIMED_AT_TYPE, "TEXT");
     /// # }
     /// ```
@@ -48,7 +49,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::QUOTE, '"');
     /// # }
     /// ```
@@ -57,7 +58,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert!(<diesel::sqlite::Sqlite as LeaseDdl>::ONE_COLUMN_PER_ALTER);
     /// # }
     /// ```
@@ -66,7 +67,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert!(!<diesel::sqlite::Sqlite as LeaseDdl>::DROP_INDEX_NAMES_TABLE);
     /// # }
     /// ```
@@ -77,7 +78,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// let advice = <diesel::sqlite::Sqlite as LeaseDdl>::advice("\"jobs\"", "\"claimed_at\"");
     /// assert!(advice.lines().all(|line| line.starts_with("-- ")));
     /// # }
@@ -92,7 +93,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// let create = <diesel::sqlite::Sqlite as LeaseDdl>::claim_index("\"i\"", "\"jobs\"", "\"id\"", "\"status\"", "queued");
     /// assert_eq!(create, "CREATE INDEX \"i\" ON \"jobs\" (\"id\") WHERE \"status\" = 'queued';\n");
     /// # }
@@ -107,7 +108,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::storage("\"jobs\""), "");
     /// # }
     /// ```
@@ -121,7 +122,7 @@ pub trait LeaseDdl: Backend {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// # use diesel_lease::backend::LeaseDdl;
+    /// # use diesel_lease::__private::backend::LeaseDdl;
     /// assert_eq!(<diesel::sqlite::Sqlite as LeaseDdl>::storage_reset("\"jobs\""), "");
     /// # }
     /// ```

@@ -4,7 +4,7 @@
 //! Implemented in `src/pg`, `src/mysql` and `src/sqlite`, each behind its Cargo feature; a table
 //! author never implements or names these traits.
 pub(crate) mod bounds;
-mod ddl;
+pub(crate) mod ddl;
 pub(crate) mod health;
 pub(crate) mod ops;
 pub(crate) mod reads;
@@ -19,7 +19,8 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, HasSqlType, Text};
 use diesel::QueryResult;
 
-pub use ddl::LeaseDdl;
+// A backend's DDL, which `LeaseBackend` gathers: public only through `crate::__private::backend`.
+pub(crate) use ddl::LeaseDdl;
 // Public only through `crate::__private::backend`: the bounds of the SQL nodes.
 pub(crate) use bounds::{SupportsReturning, TimestampOn};
 pub use reads::{read, read_optional};

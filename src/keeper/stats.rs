@@ -58,7 +58,7 @@ pub struct KeeperStats {
     /// Of the failed renewals, those that lost a write conflict (a deadlock, a serialization or
     /// Galera certification failure): a rate operators may want apart, since it says the
     /// keeper's rows are contended rather than the database unreachable. Also counted
-    /// process-wide by [`lost_conflicts`](crate::lost_conflicts).
+    /// process-wide by [`LostConflicts::since_start`](crate::LostConflicts::since_start).
     pub renewal_conflicts: u64,
     /// The rows renewals found still held, and renewed.
     pub rows_renewed: u64,

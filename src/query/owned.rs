@@ -11,7 +11,7 @@ use crate::backend::{read, HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::LeaseStatement;
 use crate::sql::{CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, TextIn, Update, Where};
 use crate::table::OwnerOf;
-use crate::{check_text, ClaimLease, Error, Node, Released};
+use crate::{Claim, ClaimLease, Error, Node, Released};
 
 /// Rows of `T` named by who holds them, whatever their claims: built by
 /// [`LeaseDsl::held_by_owner`](crate::LeaseDsl::held_by_owner) (`Owners` is the owner's name)
@@ -144,7 +144,7 @@ where
     C::Backend: LeaseBackend + WritesHeld<'q, C, OwnerReleasePlan<T, Changes>, T::Key>,
 {
     fn run_native(self, conn: &mut C) -> Result<Vec<T::Key>, Error> {
-        let owner = check_text(&self.owners).map_err(Error::InvalidOwner)?;
+        let owner = Claim::check_text(&self.owners).map_err(Error::InvalidOwner)?;
         release_owned(self.table, vec![owner.to_owned()], self.changes, conn)
     }
 }

@@ -415,7 +415,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
     }
     cluster.settle(CONTENDED_ROWS)?;
     let before = cluster.conflicts()?;
-    let lost_before = diesel_lease::lost_conflicts();
+    let lost_before = diesel_lease::LostConflicts::since_start();
     let holders: Arc<Vec<AtomicU32>> =
         Arc::new((0..=CONTENDED_ROWS).map(|_| AtomicU32::new(0)).collect());
     let seed = Arc::new(AtomicU64::new(u64::from(std::process::id())));
@@ -442,7 +442,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         }
     }
     let after = cluster.conflicts()?;
-    let lost_after = diesel_lease::lost_conflicts();
+    let lost_after = diesel_lease::LostConflicts::since_start();
     let lost = lost_after.total() - lost_before.total();
     let (lost_by_key, lost_batch) = (
         lost_after.row_claims - lost_before.row_claims,
@@ -504,7 +504,7 @@ fn contention(cluster: &Cluster, calls: &Arc<Calls>, outcome: &mut Outcome) -> R
         format!("{cert_failures}, {bf_aborts}"),
     );
     outcome.figure(
-        "contention: lost conflicts the library counted (`lost_conflicts`): claims by key, batch claims",
+        "contention: lost conflicts the library counted (`LostConflicts::since_start`): claims by key, batch claims",
         format!("{lost_by_key}, {lost_batch}"),
     );
     outcome.figure(

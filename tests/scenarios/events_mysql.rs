@@ -86,7 +86,7 @@ fn a_keeper_renewal_that_a_deadlock_rolls_back_is_counted_and_told() {
         KeeperSettings::new(minute()).every(Duration::from_millis(20)),
     )
     .unwrap();
-    let before = diesel_lease::lost_conflicts().renewals;
+    let before = diesel_lease::LostConflicts::since_start().renewals;
     // The claim's first renewal, as it is kept, is the deadlock's victim.
     let kept = std::thread::scope(|scope| {
         let mut keeping = None;
@@ -100,7 +100,7 @@ fn a_keeper_renewal_that_a_deadlock_rolls_back_is_counted_and_told() {
     let stats = keeper.stats();
     assert!(stats.renewal_conflicts >= 1, "{stats}");
     assert!(stats.failed_renewals >= stats.renewal_conflicts, "{stats}");
-    assert!(diesel_lease::lost_conflicts().renewals > before);
+    assert!(diesel_lease::LostConflicts::since_start().renewals > before);
     assert!(
         crate::events_of("keeper renewal")
             .iter()

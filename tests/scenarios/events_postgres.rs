@@ -33,7 +33,7 @@ fn a_claim_that_loses_a_serialization_failure_claims_nothing_and_is_counted_and_
         .unwrap()
         .pid;
     let claim = Claim::new(&unique_id("owner")).unwrap();
-    let before = diesel_lease::lost_conflicts().row_claims;
+    let before = diesel_lease::LostConflicts::since_start().row_claims;
     let (won, events) = std::thread::scope(|scope| {
         let claiming = scope.spawn(|| {
             crate::events_during(|| {
@@ -52,7 +52,7 @@ fn a_claim_that_loses_a_serialization_failure_claims_nothing_and_is_counted_and_
     let won = won.unwrap_or_else(|e| panic!("a lost conflict is no error: {e}; {events}"));
     assert!(!won, "the claim lost, and claimed nothing");
     assert!(
-        diesel_lease::lost_conflicts().row_claims > before,
+        diesel_lease::LostConflicts::since_start().row_claims > before,
         "the lost conflict is counted"
     );
     assert_eq!(job(conn, &id).lease_token, None);
