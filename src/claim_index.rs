@@ -23,13 +23,12 @@ use crate::Error;
 /// use diesel::sqlite::Sqlite;
 /// use diesel_lease::{ClaimIndex, LeaseColumns};
 ///
-/// let migration = LeaseColumns::new("jobs")
-///     .claim_index(ClaimIndex::rows_where("status", "queued").in_order_of("id"))
-///     .migration::<Sqlite>()?;
-/// assert!(migration.up_sql().contains(
+/// let columns = LeaseColumns::new("jobs")
+///     .claim_index(ClaimIndex::rows_where("status", "queued").in_order_of("id"));
+/// assert!(columns.up_sql::<Sqlite>()?.contains(
 ///     r#"CREATE INDEX "jobs_claimable_idx" ON "jobs" ("id") WHERE "status" = 'queued';"#
 /// ));
-/// assert!(migration.down_sql().contains(r#"DROP INDEX "jobs_claimable_idx";"#));
+/// assert!(columns.down_sql::<Sqlite>()?.contains(r#"DROP INDEX "jobs_claimable_idx";"#));
 /// # }
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```

@@ -65,11 +65,11 @@ pub enum Error {
     WaitInTransaction,
     /// A table, column or index name for the lease columns' DDL is empty, needs quoting, is too
     /// long, or names two lease columns alike; see
-    /// [`LeaseColumns::migration`](crate::LeaseColumns::migration).
+    /// [`LeaseColumns::up_sql`](crate::LeaseColumns::up_sql).
     #[error("invalid identifier: {0}")]
     InvalidIdentifier(String),
     /// A migration's directory name is empty or holds other than ASCII letters, digits, `-` and
-    /// `_`; see [`LeaseMigration::write_to`](crate::LeaseMigration::write_to).
+    /// `_`; see [`LeaseColumns::write_migration`](crate::LeaseColumns::write_migration).
     #[error("invalid migration name: {0}")]
     InvalidMigrationName(String),
     /// A threshold of a health reading is out of range (a share outside 0 to 1); see

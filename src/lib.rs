@@ -68,12 +68,12 @@ pub use keeper::{
     LossReason,
 };
 pub use lease::{Age, Lease, OutOfRange};
-pub use migration::{LeaseColumns, LeaseMigration};
+pub use migration::LeaseColumns;
 pub use node::Node;
 pub use outcome::{Batch, Claimed, LeaseHolder, Refusal, Refused, Won};
 pub use query::{
     CheckOut, ClaimBatch, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows, Reap,
-    RunLeaseDsl, WaitQuery, Waiting,
+    RunLeaseDsl, Waiting,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{ClaimLease, Fenced, NoFence};
@@ -97,9 +97,9 @@ pub mod __private {
         OwnerRelease, Releasing, Renewing, StaleOnly, WriteKind, Writing,
     };
     pub use crate::table::{
-        sql_table_name, BindKey, Claimable, Fence, FenceBump, FenceRead, Fresh, HeldBy, IntoKey,
-        KeyType, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo, TakenBy, TokenIs,
-        Unclaimed,
+        sql_table_name, BindKey, Claimable, ClaimedAtType, Fence, FenceBump, FenceRead, Fresh,
+        HeldBy, IntoKey, KeyType, Outlived, Released, Renewed, RenewedAgo, Taken, TakenAgo,
+        TakenBy, TokenIs, Unclaimed,
     };
     pub use diesel;
 
@@ -130,6 +130,7 @@ pub mod __private {
             BatchInOneStatement, BatchParts, BatchPlan, ClaimsBatch, ClaimsRow, HeldWrite,
             ReturnsSelection, RowClaim, WritesHeld,
         };
+        pub use crate::backend::reads::{in_no_transaction, read, read_optional};
         pub use crate::backend::runs::{AsMulti, NativeLeaseQuery, RunsStatement};
         pub use crate::backend::*;
     }

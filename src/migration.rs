@@ -10,8 +10,9 @@ const FENCE_TYPE: &str = "BIGINT NOT NULL DEFAULT 0";
 /// PostgreSQL's limit on an identifier's length, the shortest of the three backends'.
 const MAX_IDENTIFIER_LEN: usize = 63;
 
-/// A table and the names of its lease columns, whose migration [`migration`](Self::migration)
-/// writes for a backend.
+/// A table and the names of its lease columns: the migration that adds them, for a backend, as
+/// SQL ([`up_sql`](Self::up_sql), [`down_sql`](Self::down_sql)) or as Diesel's migration files
+/// ([`write_migration`](Self::write_migration)).
 ///
 /// The names default to those of [`claim_lease!(table)`](crate::claim_lease): `owner`,
 /// `claim_token` and `claimed_at`, and no fence.
@@ -21,14 +22,13 @@ const MAX_IDENTIFIER_LEN: usize = 63;
 /// use diesel::sqlite::Sqlite;
 /// use diesel_lease::LeaseColumns;
 ///
-/// let migration = LeaseColumns::new("jobs")
+/// let columns = LeaseColumns::new("jobs")
 ///     .owner("worker")
 ///     .claim_token("lease_token")
 ///     .claimed_at("leased_at")
-///     .fence("fence")
-///     .migration::<Sqlite>()?;
-/// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "lease_token" TEXT;"#));
-/// assert!(migration.down_sql().contains(r#"ALTER TABLE "jobs" DROP COLUMN "lease_token";"#));
+///     .fence("fence");
+/// assert!(columns.up_sql::<Sqlite>()?.contains(r#"ALTER TABLE "jobs" ADD COLUMN "lease_token" TEXT;"#));
+/// assert!(columns.down_sql::<Sqlite>()?.contains(r#"ALTER TABLE "jobs" DROP COLUMN "lease_token";"#));
 /// # }
 /// # Ok::<(), diesel_lease::Error>(())
 /// ```
@@ -47,8 +47,8 @@ impl LeaseColumns {
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
-    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-    /// assert!(migration.up_sql().contains(r#"ADD COLUMN "claim_token" TEXT"#));
+    /// let columns = diesel_lease::LeaseColumns::new("jobs");
+    /// assert!(columns.up_sql::<diesel::sqlite::Sqlite>()?.contains(r#"ADD COLUMN "claim_token" TEXT"#));
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
@@ -68,7 +68,7 @@ impl LeaseColumns {
     /// ```
     /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").owner("worker");
-    /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""worker" TEXT"#));
+    /// assert!(columns.up_sql::<diesel::sqlite::Sqlite>()?.contains(r#""worker" TEXT"#));
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
@@ -84,8 +84,8 @@ impl LeaseColumns {
     /// ```
     /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").claim_token("lease_token");
-    /// let up = columns.migration::<diesel::sqlite::Sqlite>()?;
-    /// assert!(up.up_sql().contains(r#"CREATE INDEX "jobs_lease_token_idx" ON "jobs" ("lease_token");"#));
+    /// let up = columns.up_sql::<diesel::sqlite::Sqlite>()?;
+    /// assert!(up.contains(r#"CREATE INDEX "jobs_lease_token_idx" ON "jobs" ("lease_token");"#));
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
@@ -101,7 +101,7 @@ impl LeaseColumns {
     /// ```
     /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").claimed_at("leased_at");
-    /// assert!(columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().contains(r#""leased_at" TEXT"#));
+    /// assert!(columns.up_sql::<diesel::sqlite::Sqlite>()?.contains(r#""leased_at" TEXT"#));
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
@@ -117,8 +117,7 @@ impl LeaseColumns {
     /// ```
     /// # #[cfg(feature = "sqlite")] {
     /// let columns = diesel_lease::LeaseColumns::new("jobs").fence("attempt");
-    /// let migration = columns.migration::<diesel::sqlite::Sqlite>()?;
-    /// assert!(migration.up_sql().contains(r#""attempt" BIGINT NOT NULL DEFAULT 0"#));
+    /// assert!(columns.up_sql::<diesel::sqlite::Sqlite>()?.contains(r#""attempt" BIGINT NOT NULL DEFAULT 0"#));
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
     /// ```
@@ -138,11 +137,11 @@ impl LeaseColumns {
     /// use diesel_lease::{ClaimIndex, LeaseColumns};
     ///
     /// let columns = LeaseColumns::new("jobs").claim_index(ClaimIndex::rows_where("status", "queued"));
-    /// let up = columns.migration::<diesel::sqlite::Sqlite>()?.up_sql().to_owned();
+    /// let up = columns.up_sql::<diesel::sqlite::Sqlite>()?;
     /// assert!(up.contains(r#"ON "jobs" ("id") WHERE "status" = 'queued';"#));
     /// assert!(LeaseColumns::new("jobs")
     ///     .claim_index(ClaimIndex::rows_where("status", "it's queued"))
-    ///     .migration::<diesel::sqlite::Sqlite>()
+    ///     .up_sql::<diesel::sqlite::Sqlite>()
     ///     .is_err());
     /// # }
     /// # Ok::<(), diesel_lease::Error>(())
@@ -154,8 +153,8 @@ impl LeaseColumns {
         }
     }
 
-    /// The migration that adds the lease columns and the token's index on backend `DB`, and
-    /// drops them again.
+    /// The SQL that adds the lease columns and the token's index (and the claim index, if named)
+    /// on backend `DB`, with the indexing advice as comments.
     ///
     /// Every name must be a plain identifier (ASCII letters, digits and `_`, not starting with a
     /// digit, at most 63 characters, the index's `<table>_<claim_token>_idx` too), and the
@@ -166,20 +165,75 @@ impl LeaseColumns {
     /// # #[cfg(feature = "sqlite")] {
     /// use diesel::connection::SimpleConnection;
     /// use diesel::prelude::*;
+    /// use diesel::sqlite::Sqlite;
     /// use diesel_lease::{Error, LeaseColumns};
     ///
     /// let conn = &mut SqliteConnection::establish(":memory:")?;
     /// diesel::sql_query("CREATE TABLE jobs (id BIGINT PRIMARY KEY)").execute(conn)?;
-    /// let migration = LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-    /// conn.batch_execute(migration.up_sql())?;
-    /// conn.batch_execute(migration.down_sql())?;
+    /// let columns = LeaseColumns::new("jobs");
+    /// conn.batch_execute(&columns.up_sql::<Sqlite>()?)?;
+    /// assert!(columns.up_sql::<Sqlite>()?.contains(r#"ALTER TABLE "jobs" ADD COLUMN "claimed_at" TEXT;"#));
+    /// conn.batch_execute(&columns.down_sql::<Sqlite>()?)?;
     ///
-    /// let clash = LeaseColumns::new("jobs").owner("Claimed_At").migration::<diesel::sqlite::Sqlite>();
+    /// let clash = LeaseColumns::new("jobs").owner("Claimed_At").up_sql::<Sqlite>();
     /// assert!(matches!(clash, Err(Error::InvalidIdentifier(_))));
     /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn migration<DB: LeaseBackend>(&self) -> Result<LeaseMigration, Error> {
+    pub fn up_sql<DB: LeaseBackend>(&self) -> Result<String, Error> {
+        Ok(self.migration::<DB>()?.up)
+    }
+
+    /// The SQL that drops the indexes and the columns on backend `DB`, refused as
+    /// [`up_sql`](Self::up_sql) is.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// let down = diesel_lease::LeaseColumns::new("jobs").down_sql::<diesel::sqlite::Sqlite>()?;
+    /// assert!(down.starts_with(r#"DROP INDEX "jobs_claim_token_idx";"#));
+    /// assert!(down.ends_with("ALTER TABLE \"jobs\" DROP COLUMN \"owner\";\n"));
+    /// # }
+    /// # Ok::<(), diesel_lease::Error>(())
+    /// ```
+    pub fn down_sql<DB: LeaseBackend>(&self) -> Result<String, Error> {
+        Ok(self.migration::<DB>()?.down)
+    }
+
+    /// Writes the migration on backend `DB` as Diesel's migration files, `<dir>/<name>/up.sql`
+    /// and `down.sql`, making `dir` if need be, and returns the migration's directory.
+    ///
+    /// Diesel orders migrations by the version that starts `name` (`diesel migration generate`
+    /// uses `YYYY-MM-DD-HHMMSS_what`). Names refused by [`up_sql`](Self::up_sql) are refused
+    /// here too; a `name` other than ASCII letters, digits, `-` and `_` is
+    /// [`Error::InvalidMigrationName`]; an existing migration of that name is never overwritten:
+    /// [`Error::MigrationFiles`]. Refused, nothing is written.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// use diesel::sqlite::Sqlite;
+    ///
+    /// let dir = std::env::temp_dir().join(format!("lease-migrations-{}", uuid::Uuid::new_v4()));
+    /// let columns = diesel_lease::LeaseColumns::new("jobs");
+    /// let written = columns.write_migration::<Sqlite>(&dir, "2026-11-30-120000_lease_columns")?;
+    /// assert_eq!(std::fs::read_to_string(written.join("up.sql"))?, columns.up_sql::<Sqlite>()?);
+    /// assert!(
+    ///     columns.write_migration::<Sqlite>(&dir, "2026-11-30-120000_lease_columns").is_err(),
+    ///     "never overwritten"
+    /// );
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_migration<DB: LeaseBackend>(
+        &self,
+        dir: impl AsRef<Path>,
+        name: &str,
+    ) -> Result<PathBuf, Error> {
+        self.migration::<DB>()?.write_to(dir.as_ref(), name)
+    }
+
+    /// The migration on backend `DB`, or why its names are refused.
+    fn migration<DB: LeaseBackend>(&self) -> Result<Migration, Error> {
         let index = format!("{}_{}_idx", self.table, self.claim_token);
         let claim_index = format!("{}_claimable_idx", self.table);
         self.check(&index, &claim_index)?;
@@ -232,7 +286,7 @@ impl LeaseColumns {
             alter::<DB>(&table, &drops),
             DB::storage_reset(&table),
         );
-        Ok(LeaseMigration { up, down })
+        Ok(Migration { up, down })
     }
 
     /// Every name is a plain identifier, and the columns' are distinct.
@@ -334,69 +388,15 @@ fn check_identifier(what: &str, name: &str) -> Result<(), Error> {
     )))
 }
 
-/// A migration's SQL for one backend: [`up_sql`](Self::up_sql) adds the lease columns and the
-/// token's index, [`down_sql`](Self::down_sql) drops them.
-///
-/// ```
-/// # #[cfg(feature = "sqlite")] {
-/// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-/// assert!(migration.down_sql().starts_with(r#"DROP INDEX "jobs_claim_token_idx";"#));
-/// # }
-/// # Ok::<(), diesel_lease::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaseMigration {
+/// A migration's SQL for one backend: the up and the down.
+struct Migration {
     up: String,
     down: String,
 }
 
-impl LeaseMigration {
-    /// The SQL that adds the columns and the index, with the indexing advice as comments.
-    ///
-    /// ```
-    /// # #[cfg(feature = "sqlite")] {
-    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-    /// assert!(migration.up_sql().contains(r#"ALTER TABLE "jobs" ADD COLUMN "claimed_at" TEXT;"#));
-    /// # }
-    /// # Ok::<(), diesel_lease::Error>(())
-    /// ```
-    pub fn up_sql(&self) -> &str {
-        &self.up
-    }
-
-    /// The SQL that drops the index and the columns.
-    ///
-    /// ```
-    /// # #[cfg(feature = "sqlite")] {
-    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-    /// assert!(migration.down_sql().ends_with("ALTER TABLE \"jobs\" DROP COLUMN \"owner\";\n"));
-    /// # }
-    /// # Ok::<(), diesel_lease::Error>(())
-    /// ```
-    pub fn down_sql(&self) -> &str {
-        &self.down
-    }
-
-    /// Writes `<dir>/<name>/up.sql` and `down.sql`, making `dir` if need be, and returns the
-    /// migration's directory.
-    ///
-    /// Diesel orders migrations by the version that starts `name` (`diesel migration generate`
-    /// uses `YYYY-MM-DD-HHMMSS_what`). A `name` other than ASCII letters, digits, `-` and `_` is
-    /// [`Error::InvalidMigrationName`]; an existing migration of that name is never overwritten:
-    /// [`Error::MigrationFiles`], with nothing written.
-    ///
-    /// ```
-    /// # #[cfg(feature = "sqlite")] {
-    /// let dir = std::env::temp_dir().join(format!("lease-migrations-{}", uuid::Uuid::new_v4()));
-    /// let migration = diesel_lease::LeaseColumns::new("jobs").migration::<diesel::sqlite::Sqlite>()?;
-    /// let written = migration.write_to(&dir, "2026-11-30-120000_lease_columns")?;
-    /// assert_eq!(std::fs::read_to_string(written.join("up.sql"))?, migration.up_sql());
-    /// assert!(migration.write_to(&dir, "2026-11-30-120000_lease_columns").is_err(), "never overwritten");
-    /// # std::fs::remove_dir_all(&dir)?;
-    /// # }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn write_to(&self, dir: impl AsRef<Path>, name: &str) -> Result<PathBuf, Error> {
+impl Migration {
+    /// Writes `<dir>/<name>/up.sql` and `down.sql`; see [`LeaseColumns::write_migration`].
+    fn write_to(&self, dir: &Path, name: &str) -> Result<PathBuf, Error> {
         let plain = name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -405,8 +405,8 @@ impl LeaseMigration {
                 "{name:?}: use ASCII letters, digits, `-` and `_`"
             )));
         }
-        let path = dir.as_ref().join(name);
-        std::fs::create_dir_all(dir.as_ref()).map_err(Error::MigrationFiles)?;
+        let path = dir.join(name);
+        std::fs::create_dir_all(dir).map_err(Error::MigrationFiles)?;
         // Fails if the migration exists: nothing of it is overwritten.
         std::fs::create_dir(&path).map_err(Error::MigrationFiles)?;
         let written = std::fs::write(path.join("up.sql"), &self.up)

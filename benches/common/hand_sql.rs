@@ -103,7 +103,7 @@ impl<M, const N: usize, C> RunQueryDsl<C> for PreparedSql<'_, M, N> {}
 
 /// `query`'s first row, as Diesel's `get_result` reads it; after a database error, the connection
 /// given what its backend needs before the statement may run again, as the library does after
-/// each of its reads (`diesel_lease::backend::read`, which collects every row): on MySQL/MariaDB
+/// each of its reads (`read`, which collects every row): on MySQL/MariaDB
 /// its prepared statements dropped, since Connector/C leaves a cached statement whose result
 /// failed past its header unable to run again, and its next execution would never return (issue
 /// 15 item 1). Every hand-written read the harness caches on MySQL/MariaDB goes through here or

@@ -87,11 +87,7 @@ pub fn run(url: &str, plan: &Plan, results: &mut Results) -> Res<()> {
     conn.batch_execute(
         "DROP TABLE IF EXISTS bench_kept; CREATE TABLE bench_kept (id BIGINT PRIMARY KEY)",
     )?;
-    conn.batch_execute(
-        LeaseColumns::new("bench_kept")
-            .migration::<diesel::pg::Pg>()?
-            .up_sql(),
-    )?;
+    conn.batch_execute(&LeaseColumns::new("bench_kept").up_sql::<diesel::pg::Pg>()?)?;
     conn.batch_execute(&format!(
         "INSERT INTO bench_kept (id) SELECT generate_series(1, {ROWS}); CHECKPOINT"
     ))?;

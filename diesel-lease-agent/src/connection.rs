@@ -6,8 +6,8 @@ use diesel::dsl;
 use diesel::prelude::*;
 use diesel::query_dsl::methods::ExecuteDsl;
 
+use super::reads::read_optional;
 use super::schema::{conversations, user_settings};
-use diesel_lease::backend::read_optional;
 use diesel_lease::dsl::TextIs;
 use diesel_lease::{Age, Claim, ClaimLease, Lease, LeaseDsl, Refusal};
 

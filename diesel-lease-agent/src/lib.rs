@@ -52,6 +52,7 @@ mod migrations;
 mod multi_connection;
 #[cfg(feature = "mysql")]
 mod mysql;
+mod reads;
 mod refs;
 pub mod schema;
 mod transaction;

@@ -163,7 +163,7 @@ pub(super) fn take_both<C: Connection<Backend = Mysql>>(
         Err(diesel::result::Error::DatabaseError(
             diesel::result::DatabaseErrorKind::SerializationFailure,
             _,
-        )) if diesel_lease::backend::in_no_transaction(conn) => Ok(Some(false)),
+        )) if super::transaction::in_no_transaction(conn) => Ok(Some(false)),
         won => won.map(Some),
     }
 }

@@ -1,7 +1,5 @@
 //! The agent's transactions, and what their errors say of whether they took effect.
-use diesel::connection::Connection;
-
-use diesel_lease::backend::in_no_transaction;
+use diesel::connection::{Connection, TransactionManager};
 
 use super::Error;
 
@@ -53,4 +51,13 @@ pub(super) fn transaction<C: Connection, T, E: CommitFailure>(
             error
         }
     })
+}
+
+/// Whether `conn` is outside any transaction of the caller's: where a statement that fails was
+/// rolled back alone.
+pub(super) fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
+    matches!(
+        C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
+        Ok(None)
+    )
 }

@@ -39,8 +39,14 @@ pub trait TaskConnection: sealed::TaskStatements {}
 #[diagnostic::do_not_recommend]
 impl<C: sealed::TaskStatements> TaskConnection for C {}
 
-/// The claim of a task's lock.
-type ClaimTask = dsl::Returning<dsl::By<dsl::ClaimRow<task_locks::table>>, task_locks::name>;
+/// The claim of task `name`'s lock, whose type `auto_type` names after it.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn task_claim<'a>(name: &'a str, lease: Lease, claim: &'a Claim) -> _ {
+    task_locks::table
+        .claim_row(name, lease)
+        .by(claim)
+        .returning(task_locks::name)
+}
 /// The creation of a task's row.
 type CreateTask =
     dsl::Values<dsl::insert_into<task_locks::table>, dsl::Eq<task_locks::name, String>>;
@@ -80,7 +86,7 @@ mod sealed {
     impl<C> TaskStatements for C
     where
         C: R2D2Connection + 'static,
-        ClaimTask: for<'q> LeaseQuery<'q, C, String>,
+        for<'a, 'q> task_claim<'a>: LeaseQuery<'q, C, String>,
         CreateTask: ExecuteDsl<C>,
         task_locks::table: Keepable<C>,
         ReleaseTask: for<'q> LeaseQuery<'q, C, String>,
@@ -91,11 +97,7 @@ mod sealed {
             claim: &Claim,
             lease: Lease,
         ) -> Result<Claimed<String, task_locks::table>, Error> {
-            task_locks::table
-                .claim_row(name, lease)
-                .by(claim)
-                .returning(task_locks::name)
-                .run::<String>(self)
+            task_claim(name, lease, claim).run::<String>(self)
         }
 
         fn create_task(&mut self, name: &str) -> Result<(), Error> {

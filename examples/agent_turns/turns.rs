@@ -35,12 +35,22 @@ mod statement {
             dsl::Eq<conversations::user_id, String>,
         )>,
     >;
-    pub type ChatsHeld = diesel_lease::dsl::Holders<conversations::table>;
-    pub type UsersHeld = diesel_lease::dsl::Holders<user_settings::table>;
     pub type DeleteChats =
         dsl::delete<dsl::Filter<conversations::table, dsl::Like<conversations::id, String>>>;
     pub type DeleteUsers =
         dsl::delete<dsl::Filter<user_settings::table, dsl::Like<user_settings::user_id, String>>>;
+
+    /// Who holds the chats' locks; its type is named after it.
+    #[dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+    pub fn chats_held(lease: Lease) -> _ {
+        conversations::table.holders(lease)
+    }
+
+    /// Who holds the users' locks.
+    #[dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+    pub fn users_held(lease: Lease) -> _ {
+        user_settings::table.holders(lease)
+    }
 }
 
 /// What the application believes is running, to catch a broken invariant.
@@ -67,8 +77,8 @@ where
     C: Pooled + AgentConnection + MigrationHarness<C::Backend>,
     C::Backend: AgentMigrations,
     statement::AddChats: ExecuteDsl<C>,
-    statement::ChatsHeld: for<'q> LeaseQuery<'q, C, String>,
-    statement::UsersHeld: for<'q> LeaseQuery<'q, C, String>,
+    statement::chats_held: for<'q> LeaseQuery<'q, C, String>,
+    statement::users_held: for<'q> LeaseQuery<'q, C, String>,
     statement::DeleteChats: ExecuteDsl<C>,
     statement::DeleteUsers: ExecuteDsl<C>,
 {
@@ -418,11 +428,11 @@ where
         // Every lock still held, read through the lease layer; this run's are those it named.
         let lease = Lease::new(LEASE)?;
         let ours = |key: &String| key.starts_with(&format!("{}-", self.run));
-        let chats_left = (conversations::table.holders(lease).run(conn)?)
+        let chats_left = (statement::chats_held(lease).run(conn)?)
             .iter()
             .filter(|holding| ours(&holding.key))
             .count();
-        let users_left = (user_settings::table.holders(lease).run(conn)?)
+        let users_left = (statement::users_held(lease).run(conn)?)
             .iter()
             .filter(|holding| ours(&holding.key))
             .count();

@@ -75,13 +75,15 @@ fn finished(by: String) -> _ {
 
 /// An operator frees a held job, whoever holds it: the lease columns' changeset in Diesel's
 /// own `UPDATE`.
-#[auto_type]
+#[auto_type(dsl_path = "diesel_lease::dsl")]
 fn free(id: i64) -> _ {
     let held = example_jobs::table
         .find(id)
         .filter(example_jobs::claim_token.is_not_null());
-    let released: dsl::Released<example_jobs::table> = example_jobs::table.released();
-    update(held).set((released, example_jobs::status.eq("queued")))
+    update(held).set((
+        example_jobs::table.released(),
+        example_jobs::status.eq("queued"),
+    ))
 }
 
 /// The jobs not done yet.
@@ -143,8 +145,7 @@ where
             diesel::sql_query(*statement).execute(conn)?;
         }
         // The lease columns, typed and indexed for this backend, as a migration would add them.
-        let lease_columns = LeaseColumns::new("example_jobs").migration::<C::Backend>()?;
-        conn.batch_execute(lease_columns.up_sql())?;
+        conn.batch_execute(&LeaseColumns::new("example_jobs").up_sql::<C::Backend>()?)?;
         let jobs: Vec<String> = (1..=JOBS)
             .map(|id| format!("({id}, 'resize image {id}', 'queued')"))
             .collect();

@@ -84,7 +84,6 @@ fn claim_index_of(spec: &str) -> Result<ClaimIndex, String> {
 
 /// Writes the migration for backend `DB`, and says where.
 fn write<DB: LeaseBackend>(args: &Args) -> Result<(), String> {
-    let migration = args.columns.migration::<DB>().map_err(|e| e.to_string())?;
     let name = args.name.clone().unwrap_or_else(|| {
         // A version for diesel to order migrations by, not a lease decision: the local clock is right here.
         #[allow(clippy::disallowed_methods)]
@@ -95,8 +94,9 @@ fn write<DB: LeaseBackend>(args: &Args) -> Result<(), String> {
             args.table
         )
     });
-    let path = migration
-        .write_to(&args.out, &name)
+    let path = args
+        .columns
+        .write_migration::<DB>(&args.out, &name)
         .map_err(|e| e.to_string())?;
     println!("wrote {0}/up.sql and {0}/down.sql", path.display());
     Ok(())

@@ -6,7 +6,7 @@ use diesel::backend::Backend;
 ///
 /// Implemented for `Pg`, `Mysql` and `Sqlite` in their backend modules; a supertrait of
 /// [`LeaseBackend`](crate::backend::LeaseBackend), which is what generic code bounds; used through
-/// [`LeaseColumns::migration`](crate::LeaseColumns::migration).
+/// [`LeaseColumns::up_sql`](crate::LeaseColumns::up_sql).
 ///
 /// ```
 /// # #[cfg(feature = "sqlite")] {

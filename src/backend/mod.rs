@@ -13,7 +13,7 @@ mod returning;
 pub(crate) mod runs;
 
 use diesel::backend::Backend;
-use diesel::connection::{Connection, TransactionManager};
+use diesel::connection::Connection;
 use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, HasSqlType, Text};
@@ -23,7 +23,9 @@ use diesel::QueryResult;
 pub(crate) use ddl::LeaseDdl;
 // Public only through `crate::__private::backend`: the bounds of the SQL nodes.
 pub(crate) use bounds::{SupportsReturning, TimestampOn};
-pub use reads::{read, read_optional};
+// Public only through `crate::__private::backend`: the reads every statement of the library
+// makes, and whether a connection is in a transaction of the caller's.
+pub(crate) use reads::{in_no_transaction, read, read_optional};
 // The strategy a backend implements and the plans it is handed: named by the library's bounds
 // and macros, never by users, so public only through `crate::__private::backend`.
 pub(crate) use health::{HealthPlan, ReadsHealth, TableName};
@@ -170,28 +172,4 @@ pub(crate) fn lost_conflict_changes_nothing<C: Connection, Changed: Default>(
         }
         other => other,
     }
-}
-
-/// Whether `conn` is outside any transaction of the caller's: where a statement that loses a
-/// write conflict was rolled back alone, and is a lost race like any other.
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// use diesel::Connection;
-///
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// assert!(diesel_lease::backend::in_no_transaction(conn));
-/// conn.transaction(|conn| {
-///     assert!(!diesel_lease::backend::in_no_transaction(conn));
-///     diesel::QueryResult::Ok(())
-/// })?;
-/// # Ok(())
-/// # }
-/// ```
-pub fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
-    matches!(
-        C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
-        Ok(None)
-    )
 }

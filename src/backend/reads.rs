@@ -1,6 +1,6 @@
-//! The reads the library makes, and a table author's may: Diesel's, followed by what the
-//! connection needs after a failed read.
-use diesel::connection::Connection;
+//! The reads the library makes: Diesel's, followed by what the connection needs after a failed
+//! read; and whether a connection is inside a transaction of the caller's.
+use diesel::connection::{Connection, TransactionManager};
 use diesel::query_dsl::LoadQuery;
 use diesel::{OptionalExtension, QueryResult};
 
@@ -9,8 +9,7 @@ use diesel::result::Error as DieselError;
 
 /// Loads `query`'s rows on `conn`, as Diesel's `load` does; after a database error, gives the
 /// connection what its backend needs before the statement may run again
-/// ([`LeaseBackend::after_failed_read`]). Every read the library makes goes through here; reads
-/// of your own may too.
+/// ([`LeaseBackend::after_failed_read`]). Every read the library makes goes through here.
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
@@ -18,7 +17,7 @@ use diesel::result::Error as DieselError;
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
-/// let ids: Vec<i64> = diesel_lease::backend::read(jobs::table.select(jobs::id), conn)?;
+/// let ids: Vec<i64> = diesel_lease::__private::backend::read(jobs::table.select(jobs::id), conn)?;
 /// assert_eq!(ids, [1]);
 /// # Ok(())
 /// # }
@@ -43,7 +42,7 @@ where
 ///
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
-/// let status: Option<String> = diesel_lease::backend::read_optional(jobs::table.find(7).select(jobs::status), conn)?;
+/// let status: Option<String> = diesel_lease::__private::backend::read_optional(jobs::table.find(7).select(jobs::status), conn)?;
 /// assert_eq!(status, None, "there is no job 7");
 /// # Ok(())
 /// # }
@@ -69,4 +68,28 @@ where
         C::Backend::after_failed_read(conn);
     }
     read
+}
+
+/// Whether `conn` is outside any transaction of the caller's: where a statement that loses a
+/// write conflict was rolled back alone, and is a lost race like any other.
+///
+/// ```
+/// # include!("../doctest_setup.rs");
+/// use diesel::Connection;
+///
+/// # fn main() -> Result<(), diesel_lease::Error> {
+/// # let conn = &mut jobs_connection()?;
+/// assert!(diesel_lease::__private::backend::in_no_transaction(conn));
+/// conn.transaction(|conn| {
+///     assert!(!diesel_lease::__private::backend::in_no_transaction(conn));
+///     diesel::QueryResult::Ok(())
+/// })?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn in_no_transaction<C: Connection>(conn: &mut C) -> bool {
+    matches!(
+        C::TransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
+        Ok(None)
+    )
 }

@@ -29,7 +29,7 @@ use crate::{Error, LeaseStatement};
     message = "diesel-lease's statements do not run on backend `{Self}`",
     label = "no statement of diesel-lease runs on `{Self}`",
     note = "on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside the derive; on a connection of one backend, turn on diesel-lease's Cargo feature for it (`postgres`, `mysql` or `sqlite`)",
-    note = "code generic over the connection bounds each statement it runs by `LeaseQuery`, as Diesel's `LoadQuery`, not by this trait: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`)"
+    note = "code generic over the connection bounds each statement it runs by `LeaseQuery`, as Diesel's `LoadQuery`, not by this trait: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (a holder's statements are named in `diesel_lease::dsl`, the others by the function that builds them, with `#[diesel::dsl::auto_type(dsl_path = \"diesel_lease::dsl\")]`)"
 )]
 pub trait RunsStatement<'q, C, S: LeaseStatement<U>, U> {
     /// Runs `statement` on `conn`.

@@ -62,16 +62,17 @@
 //!
 //! # #[cfg(feature = "sqlite")]
 //! # fn main() -> Result<(), diesel_lease::Error> {
-//! let migration = LeaseColumns::new("jobs")
+//! type Backend = diesel::sqlite::Sqlite; // or diesel::pg::Pg, diesel::mysql::Mysql
+//!
+//! let columns = LeaseColumns::new("jobs")
 //!     .owner("worker")
 //!     .claim_token("lease_token")
 //!     .claimed_at("leased_at")
-//!     .fence("fence")
-//!     .migration::<diesel::sqlite::Sqlite>()?; // or diesel::pg::Pg, diesel::mysql::Mysql
-//! println!("{}", migration.up_sql());
+//!     .fence("fence");
+//! println!("{}", columns.up_sql::<Backend>()?);
 //!
 //! let dir = std::env::temp_dir().join(format!("guide-migrations-{}", std::process::id()));
-//! migration.write_to(&dir, "2026-11-30-120000_lease_columns_jobs")?; // up.sql, down.sql
+//! columns.write_migration::<Backend>(&dir, "2026-11-30-120000_lease_columns_jobs")?; // up.sql, down.sql
 //! assert!(dir.join("2026-11-30-120000_lease_columns_jobs/up.sql").exists());
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(())
@@ -105,10 +106,9 @@
 //!
 //! # #[cfg(feature = "sqlite")]
 //! # fn main() -> Result<(), diesel_lease::Error> {
-//! let migration = LeaseColumns::new("jobs")
-//!     .claim_index(ClaimIndex::rows_where("status", "queued").in_order_of("id"))
-//!     .migration::<diesel::sqlite::Sqlite>()?;
-//! assert!(migration.up_sql().contains(
+//! let columns = LeaseColumns::new("jobs")
+//!     .claim_index(ClaimIndex::rows_where("status", "queued").in_order_of("id"));
+//! assert!(columns.up_sql::<diesel::sqlite::Sqlite>()?.contains(
 //!     r#"CREATE INDEX "jobs_claimable_idx" ON "jobs" ("id") WHERE "status" = 'queued';"#
 //! ));
 //! # Ok(())

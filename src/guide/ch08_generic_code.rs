@@ -9,50 +9,17 @@
 //! Every statement of the library ends with `.run(conn)`, bounded by one trait,
 //! [`LeaseQuery`](crate::LeaseQuery), as Diesel's queries are by `LoadQuery`. A function generic
 //! over `C` writes one bound for each statement it runs: "this claim can run on `C`, giving back
-//! `Job`s". [`dsl`](crate::dsl) names the statements' types, as `diesel::dsl` names Diesel's.
+//! `Job`s". The bound names the statement's type, and Diesel's `auto_type` names it: a function
+//! that builds the statement, with `diesel_lease::dsl` as its `dsl_path`, gets a type of its own
+//! name, whatever filters and changes the statement has. A holder's statements are named by
+//! what holds the rows, in [`dsl`](crate::dsl): `dsl::Renew<H>`, `dsl::Write<H, Changes>` and
+//! `dsl::Release<H, Changes>`.
 //!
 //! ```
 //! # include!("../doctest_setup.rs");
 //! use diesel::prelude::*;
 //! use diesel_lease::prelude::*;
 //! use diesel_lease::dsl;
-//!
-//! /// Claims job `id` and finishes it, on any connection that can run both statements.
-//! fn finish_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
-//! where
-//!     for<'q> dsl::By<dsl::ClaimRow<jobs::table>>: LeaseQuery<'q, C, Job>,
-//!     for<'q> dsl::Release<Won<Job, jobs::table>, diesel::dsl::Eq<jobs::status, &'static str>>:
-//!         LeaseQuery<'q, C, i64>,
-//! {
-//!     let claimed = jobs::table.claim_row(id, Lease::from_secs(30)?).by(worker).run::<Job>(conn)?;
-//!     match claimed.won() {
-//!         Some(won) => won.release().set(jobs::status.eq("done")).run(conn),
-//!         None => Ok(false),
-//!     }
-//! }
-//!
-//! # fn main() -> Result<(), diesel_lease::Error> {
-//! # let conn = &mut jobs_connection()?;
-//! assert!(finish_job(conn, 1, &Claim::new("worker-1")?)?);
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! A holder's statements are named by what holds the rows: `dsl::Release<Won<Job, jobs::table>>`
-//! answers whether the row was still held, `dsl::Release<Batch<Job, jobs::table>>` (or
-//! `HeldRows`, `Kept`) the keys released. A wait run on a pool is bounded the same way, by
-//! [`WaitQuery`](crate::WaitQuery) over the pool's connection.
-//!
-//! ## Statements named by `auto_type`
-//!
-//! A statement with filters and changes of its own has a long type. Let Diesel's `auto_type`
-//! name it after the function that builds it, with `diesel_lease::dsl` as its `dsl_path`, and
-//! bound that name:
-//!
-//! ```
-//! # include!("../doctest_setup.rs");
-//! use diesel::prelude::*;
-//! use diesel_lease::prelude::*;
 //!
 //! /// The claim every worker makes: the next queued jobs, started.
 //! #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
@@ -64,11 +31,18 @@
 //!         .set(jobs::status.eq("running"))
 //! }
 //!
+//! /// What a finished job is set to, in the statement that releases it.
+//! type Done = diesel::dsl::Eq<jobs::status, &'static str>;
+//!
+//! /// Claims the next jobs and finishes them, on any connection that can run both statements.
 //! fn work<C>(conn: &mut C, worker: &Claim) -> Result<usize, diesel_lease::Error>
 //! where
 //!     for<'a, 'q> next_jobs<'a>: LeaseQuery<'q, C, Job>,
+//!     for<'q> dsl::Release<Batch<Job, jobs::table>, Done>: LeaseQuery<'q, C, i64>,
 //! {
-//!     Ok(next_jobs(10, Lease::from_secs(30)?, worker).run::<Job>(conn)?.len())
+//!     let batch = next_jobs(10, Lease::from_secs(30)?, worker).run::<Job>(conn)?;
+//!     // ... the work ...
+//!     Ok(batch.release().set(jobs::status.eq("done")).run(conn)?.len())
 //! }
 //!
 //! # fn main() -> Result<(), diesel_lease::Error> {
@@ -77,6 +51,11 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A holder's statements answer whether the row was still held for a row won
+//! (`dsl::Release<Won<Job, jobs::table>>`), the keys for the rest (`Batch`, `HeldRows`, `Kept`).
+//! A wait run on a pool is bounded by its claim's own bound, over the pool's connection: it
+//! runs nothing else.
 //!
 //! The repository's `job_queue` example is a whole queue written like this: its statements are
 //! such functions, and its code bounds each once.

@@ -22,9 +22,9 @@
 //! let health = jobs::table.health().thresholds(thresholds).run(conn)?;
 //! print!("{health}"); // a short report: each reading, then each warning
 //!
-//! for reading in health.readings() {
-//!     if let Some(value) = reading.value().as_f64() {
-//!         println!("lease_table_{}{{table=\"{}\"}} {value}", reading.metric(), health.table());
+//! for (metric, value) in health.readings() {
+//!     if let Some(value) = value.as_f64() {
+//!         println!("lease_table_{metric}{{table=\"{}\"}} {value}", health.table());
 //!     }
 //! }
 //! for warning in health.warnings() {

@@ -2,9 +2,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The value of a [`Reading`](crate::health::Reading), typed by what it is. Ages are measured by
-/// the database's clock. [`as_f64`](Self::as_f64) gives a number for metrics (ages in seconds,
-/// flags as 0 or 1); `Display` writes it for people.
+/// The value of a reading ([`TableHealth::readings`](crate::health::TableHealth::readings)),
+/// typed by what it is. Ages are measured by the database's clock. [`as_f64`](Self::as_f64)
+/// gives a number for metrics (ages in seconds, flags as 0 or 1); `Display` writes it for people.
 ///
 /// ```
 /// use std::time::Duration;

@@ -1,7 +1,7 @@
 //! What a reading of a table's health measures: one name per measure, shared by every backend.
 
-/// What a [`Reading`](crate::health::Reading) measures. Each backend reads the metrics it has and
-/// leaves the others out: PostgreSQL its statistics of the table's updates, row versions and
+/// What a reading ([`TableHealth::readings`](crate::health::TableHealth::readings)) measures.
+/// Each backend reads the metrics it has and leaves the others out: PostgreSQL its statistics of the table's updates, row versions and
 /// vacuums and the transaction holding its cleanup back; MySQL/MariaDB the undo history not yet
 /// purged, the oldest open transaction and the table's free space; SQLite its write-ahead log
 /// and free pages. [`name`](Self::name) is a stable snake_case name, for metrics.

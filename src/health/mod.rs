@@ -19,8 +19,8 @@
 //! # fn main() -> Result<(), diesel_lease::Error> {
 //! # let conn = &mut jobs_connection()?;
 //! let health = jobs::table.health().run(conn)?;
-//! for reading in health.readings() {
-//!     println!("{} = {}", reading.metric(), reading.value());
+//! for (metric, value) in health.readings() {
+//!     println!("{metric} = {value}");
 //! }
 //! assert!(matches!(health.get(Metric::Pages), Some(Measure::Count(pages)) if *pages > 0));
 //! # Ok(())
@@ -35,7 +35,8 @@ mod warning;
 pub(crate) use measure::unsigned;
 pub use measure::Measure;
 pub use metric::Metric;
-pub use report::{Reading, TableHealth};
+pub(crate) use report::Reading;
+pub use report::TableHealth;
 pub use thresholds::HealthThresholds;
 pub(crate) use warning::Check;
 pub use warning::{Threshold, Warning};

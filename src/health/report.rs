@@ -3,23 +3,9 @@ use std::fmt;
 
 use crate::health::{Check, Measure, Metric, Warning};
 
-/// One reading: a metric and its value.
-///
-/// ```
-/// use diesel_lease::health::{Measure, Metric, Reading};
-///
-/// # include!("../doctest_setup.rs");
-/// # use diesel_lease::prelude::*;
-/// # fn main() -> Result<(), diesel_lease::Error> {
-/// # let conn = &mut jobs_connection()?;
-/// let health = jobs::table.health().run(conn)?;
-/// let pages: Vec<&Reading> = health.readings().iter().filter(|r| r.metric() == Metric::Pages).collect();
-/// assert!(matches!(pages[0].value(), Measure::Count(pages) if *pages > 0));
-/// # Ok(())
-/// # }
-/// ```
+/// One reading: a metric and its value. Users see it as the pair `(Metric, &Measure)`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     metric: Metric,
     value: Measure,
 }
@@ -29,42 +15,11 @@ impl Reading {
         Self { metric, value }
     }
 
-    /// What it measures.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let health = jobs::table.health().run(conn)?;
-    /// let names: Vec<&str> = health.readings().iter().map(|reading| reading.metric().name()).collect();
-    /// assert!(names.contains(&"page_size"));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn metric(&self) -> Metric {
+    pub(crate) fn metric(&self) -> Metric {
         self.metric
     }
 
-    /// Its value.
-    ///
-    /// ```
-    /// # include!("../doctest_setup.rs");
-    /// # use diesel_lease::prelude::*;
-    /// # fn main() -> Result<(), diesel_lease::Error> {
-    /// # let conn = &mut jobs_connection()?;
-    /// let health = jobs::table.health().run(conn)?;
-    /// // For a metrics exporter: a name and a number.
-    /// let gauges: Vec<(&str, f64)> = health
-    ///     .readings()
-    ///     .iter()
-    ///     .filter_map(|reading| Some((reading.metric().name(), reading.value().as_f64()?)))
-    ///     .collect();
-    /// assert!(!gauges.is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn value(&self) -> &Measure {
+    pub(crate) fn value(&self) -> &Measure {
         &self.value
     }
 }
@@ -145,19 +100,31 @@ impl TableHealth {
         self.backend
     }
 
-    /// Every reading, in the backend's order; a metric the backend does not have is absent.
+    /// Every reading, a metric and its value, in the backend's order; a metric the backend does
+    /// not have is absent.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel_lease::prelude::*;
+    /// use diesel_lease::health::{Measure, Metric};
+    ///
     /// # fn main() -> Result<(), diesel_lease::Error> {
     /// # let conn = &mut jobs_connection()?;
-    /// assert!(!jobs::table.health().run(conn)?.readings().is_empty());
+    /// let health = jobs::table.health().run(conn)?;
+    /// // For a metrics exporter: a name and a number.
+    /// let gauges: Vec<(&str, f64)> = health
+    ///     .readings()
+    ///     .filter_map(|(metric, value)| Some((metric.name(), value.as_f64()?)))
+    ///     .collect();
+    /// assert!(gauges.iter().any(|(name, _)| *name == "page_size"));
+    /// assert!(health.readings().any(|(metric, value)| metric == Metric::Pages && matches!(value, Measure::Count(pages) if *pages > 0)));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn readings(&self) -> &[Reading] {
-        &self.readings
+    pub fn readings(&self) -> impl ExactSizeIterator<Item = (Metric, &Measure)> + '_ {
+        self.readings
+            .iter()
+            .map(|reading| (reading.metric, &reading.value))
     }
 
     /// The value of `metric`, if the backend read it.

@@ -9,7 +9,7 @@ use crate::sql_types::UtcTimestamp;
 
 impl TimestampOn<Mysql> for Datetime {}
 impl TimestampOn<Mysql> for UtcTimestamp {}
-impl crate::sql_types::ClaimedAtType for diesel::sql_types::Nullable<Datetime> {}
+impl crate::ClaimedAtType for diesel::sql_types::Nullable<Datetime> {}
 
 impl HasSqlType<UtcTimestamp> for Mysql {
     fn metadata(_lookup: &mut ()) -> MysqlType {

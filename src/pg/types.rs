@@ -9,7 +9,7 @@ use crate::sql_types::UtcTimestamp;
 
 impl TimestampOn<Pg> for Timestamptz {}
 impl TimestampOn<Pg> for UtcTimestamp {}
-impl crate::sql_types::ClaimedAtType for diesel::sql_types::Nullable<Timestamptz> {}
+impl crate::ClaimedAtType for diesel::sql_types::Nullable<Timestamptz> {}
 
 impl HasSqlType<UtcTimestamp> for Pg {
     fn metadata(lookup: &mut Self::MetadataLookup) -> PgTypeMetadata {

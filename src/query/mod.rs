@@ -35,4 +35,4 @@ pub use owned::{OwnedRows, OwnerRelease};
 pub use query_dsl::LeaseDsl;
 pub use reap::Reap;
 pub use run::{LeaseQuery, LeaseStatement, RunLeaseDsl};
-pub use waiting::{WaitQuery, Waiting};
+pub use waiting::Waiting;

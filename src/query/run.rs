@@ -7,20 +7,26 @@ use crate::Error;
 /// A statement diesel-lease builds that can run on connection `C`, giving back rows as `U`
 /// (chosen by the caller, like Diesel's `load::<U>`, where the statement gives back rows of the
 /// caller's choosing). It is the one bound code generic over the connection writes, as Diesel's
-/// `LoadQuery` is for a query:
+/// `LoadQuery` is for a query, on the statement's type: a function that builds the statement,
+/// named by Diesel's `auto_type`, or a holder's statement named in [`dsl`](crate::dsl).
 ///
 /// ```
 /// # include!("../doctest_setup.rs");
 /// use diesel::prelude::*;
 /// use diesel_lease::prelude::*;
-/// use diesel_lease::{dsl, LeaseQuery};
+///
+/// /// The claim of job `id`: its type is named `job_claim` too.
+/// #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+/// fn job_claim<'a>(id: i64, lease: Lease, worker: &'a Claim) -> _ {
+///     jobs::table.claim_row(id, lease).by(worker)
+/// }
 ///
 /// /// Claims job `id` for `worker`, on any connection whose backend can run the claim.
 /// fn claim_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<Option<Job>, diesel_lease::Error>
 /// where
-///     dsl::By<dsl::ClaimRow<jobs::table>>: for<'q> LeaseQuery<'q, C, Job>,
+///     for<'a, 'q> job_claim<'a>: LeaseQuery<'q, C, Job>,
 /// {
-///     let outcome = jobs::table.claim_row(id, Lease::from_secs(30)?).by(worker).run(conn)?;
+///     let outcome = job_claim(id, Lease::from_secs(30)?, worker).run(conn)?;
 ///     Ok(outcome.won().map(|won| won.into_row()))
 /// }
 ///
@@ -34,7 +40,7 @@ use crate::Error;
 #[diagnostic::on_unimplemented(
     message = "this statement of diesel-lease cannot run on `{C}` giving back `{U}`",
     label = "cannot run on `{C}`",
-    note = "code generic over the connection bounds each statement it runs, as Diesel's `LoadQuery`: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (the statements' types are in `diesel_lease::dsl`); on a connection of one backend, diesel-lease's Cargo feature for it must be on; on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside it"
+    note = "code generic over the connection bounds each statement it runs, as Diesel's `LoadQuery`: `where for<'q> dsl::Release<HeldRows<jobs::table>>: LeaseQuery<'q, C, i64>` (a holder's statements are named in `diesel_lease::dsl`, the others by the function that builds them, with `#[diesel::dsl::auto_type(dsl_path = \"diesel_lease::dsl\")]`); on a connection of one backend, diesel-lease's Cargo feature for it must be on; on an enum of `#[derive(diesel::MultiConnection)]`, write `diesel_lease::multi_connection!(EnumName {{ Variant(Connection), .. }})` beside it"
 )]
 pub trait LeaseQuery<'q, C, U>: LeaseStatement<U> {
     /// Runs the statement; see [`RunLeaseDsl::run`].

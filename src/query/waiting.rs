@@ -12,7 +12,7 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error};
 
 /// A claim that waits, up to a bound, for what it claims: built by
 /// [`ClaimRow::waiting`] or [`ClaimBatch::waiting`], run on a pool by
-/// [`.run_on(&pool)`](Self::run_on) or on a connection by `.run(conn)`, either giving back what
+/// `.run_on(&pool)` or on a connection by `.run(conn)`, either giving back what
 /// the claim gives back.
 ///
 /// Each attempt is the claim itself, one statement as without a wait, so whether it won is read
@@ -42,7 +42,7 @@ use crate::{monotonic, Batch, ClaimLease, Claimed, Error};
 /// How many statements a wait sends at most, and why it polls rather than `LISTEN`s, are in
 /// [docs/operations.md](https://github.com/diesel-lease/diesel-lease/blob/main/docs/operations.md#what-a-wait-costs-in-statements).
 ///
-/// **What a wait holds.** Run on a pool ([`run_on`](Self::run_on), any [`CheckOut`]), each
+/// **What a wait holds.** Run on a pool (`.run_on(&pool)`, any [`CheckOut`]), each
 /// attempt checks a connection out and gives it back before the wait sleeps: ten waiters on a
 /// pool of ten leave it to the keeper and to the rest between their statements. Run by
 /// `.run(conn)`, the wait holds `conn` across its sleeps, idle: for a connection of the
@@ -229,73 +229,55 @@ impl<Q: LeaseStatement<U>, U> LeaseStatement<U> for Waiting<Q> {
     type Output = Q::Output;
 }
 
-/// A wait that can run on a pool of connections `C`, giving back rows as `U`:
-/// [`Waiting::run_on`]'s bound, as [`LeaseQuery`] is `.run(conn)`'s. Code generic over the pool
-/// writes it, as it writes `LeaseQuery` for the connection:
-///
-/// ```
-/// # include!("../doctest_setup.rs");
-/// use std::time::Duration;
-/// use diesel_lease::prelude::*;
-/// use diesel_lease::{dsl, CheckOut, WaitQuery, Waiting};
-///
-/// /// Waits up to a second for job `id`, on connections of `pool`, one for each attempt.
-/// fn wait_for_job<P: CheckOut>(pool: &P, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
-/// where
-///     for<'q> Waiting<dsl::By<dsl::ClaimRow<jobs::table>>>: WaitQuery<'q, P::Connection, Job>,
-/// {
-///     let lease = Lease::from_secs(30)?;
-///     let claimed = jobs::table.claim_row(id, lease).by(worker).waiting(Duration::from_secs(1)).run_on(pool)?;
-///     Ok(claimed.is_won())
-/// }
-///
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// # let pool = jobs_pool()?;
-/// assert!(wait_for_job(&pool, 1, &Claim::new("worker-1")?)?);
-/// # Ok(())
-/// # }
-/// ```
-pub trait WaitQuery<'q, C, U>: LeaseStatement<U> {
-    /// Runs the wait, each attempt on a connection checked out of `pool`; see
-    /// [`Waiting::run_on`].
-    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Self::Output, Error>;
-}
-
-impl<Q> Waiting<Q> {
-    /// Runs the wait on `pool`: each attempt checks a connection out (a claim, and for a row
-    /// refused, the read of why), and gives it back before the wait sleeps, so that a waiter
-    /// holds a connection only while a statement of its own runs. Besides, as
+impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, Selection, By>> {
+    /// Runs the wait on `pool`: each attempt checks a connection out (the claim, and refused,
+    /// the read of why), and gives it back before the wait sleeps, so that a waiter holds a
+    /// connection only while a statement of its own runs. Besides, as
     /// [`run`](crate::RunLeaseDsl::run): what the claim gives back, bad input refused before
     /// anything is sent, a database error or a pool that gives no connection (r2d2: within its
     /// `connection_timeout`) ending the wait with the error.
     ///
+    /// Code generic over the pool bounds the claim itself, as it would to run it once: a wait
+    /// runs nothing but the claim.
+    ///
     /// ```
     /// # include!("../doctest_setup.rs");
-    /// # use std::time::Duration;
-    /// # use diesel::prelude::*;
-    /// # use diesel_lease::prelude::*;
+    /// use std::time::Duration;
+    /// use diesel_lease::prelude::*;
+    /// use diesel_lease::CheckOut;
+    ///
+    /// /// The claim of job `id`, named by `auto_type` after this function.
+    /// #[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+    /// fn job<'a>(id: i64, lease: Lease, worker: &'a Claim) -> _ {
+    ///     jobs::table.claim_row(id, lease).by(worker)
+    /// }
+    ///
+    /// /// Waits up to a second for job `id`, on connections of `pool`, one for each attempt.
+    /// fn wait_for_job<P: CheckOut>(pool: &P, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
+    /// where
+    ///     for<'a, 'q> job<'a>: LeaseQuery<'q, P::Connection, Job>,
+    /// {
+    ///     let claimed = job(id, Lease::from_secs(30)?, worker).waiting(Duration::from_secs(1)).run_on(pool)?;
+    ///     Ok(claimed.is_won())
+    /// }
+    ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let pool = jobs_pool()?;
-    /// let claimed = jobs::table
-    ///     .claim_row(1, Lease::from_secs(30)?)
-    ///     .by(&Claim::new("worker-1")?)
-    ///     .set(jobs::status.eq("running"))
-    ///     .waiting(Duration::from_secs(20))
-    ///     .run_on::<Job, _>(&pool)?;
-    /// assert!(claimed.is_won(), "job 1 was free");
+    /// assert!(wait_for_job(&pool, 1, &Claim::new("worker-1")?)?, "job 1 was free");
     /// # Ok(())
     /// # }
     /// ```
-    pub fn run_on<'q, U, P>(self, pool: &P) -> Result<<Self as LeaseStatement<U>>::Output, Error>
+    pub fn run_on<'q, U, P>(self, pool: &P) -> Result<Claimed<U, T>, Error>
     where
         P: CheckOut,
-        Self: WaitQuery<'q, P::Connection, U>,
+        // The claim's own bound, which code generic over the pool writes; the rest holds for
+        // every claim of a row.
+        ClaimRow<T, F, Changes, Selection, By>:
+            LeaseQuery<'q, P::Connection, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
     {
-        self.wait_on(pool)
+        self.wait_for_row(&mut CheckedOut(pool))
     }
-}
 
-impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, Selection, By>> {
     /// The wait for a row, each attempt on a connection `lender` lends.
     fn wait_for_row<'q, U, C, L>(self, lender: &mut L) -> Result<Claimed<U, T>, Error>
     where
@@ -327,6 +309,35 @@ impl<T: ClaimLease, F, Changes, Selection, By> Waiting<ClaimRow<T, F, Changes, S
 impl<T: ClaimLease, F, O, Changes, Selection, By>
     Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
 {
+    /// Runs the wait on `pool`, each attempt on a connection checked out for it alone and given
+    /// back before the wait sleeps: as a row's wait does,
+    /// giving back a batch.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use std::time::Duration;
+    /// # use diesel_lease::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pool = jobs_pool()?;
+    /// let batch = jobs::table
+    ///     .claim_batch(10, Lease::from_secs(30)?)
+    ///     .by(&Claim::new("worker-1")?)
+    ///     .waiting(Duration::from_secs(20))
+    ///     .run_on::<Job, _>(&pool)?;
+    /// assert_eq!(batch.keys(), [1], "work was there: no wait");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_on<'q, U, P>(self, pool: &P) -> Result<Batch<U, T>, Error>
+    where
+        P: CheckOut,
+        // The claim's own bound, as for a row's wait.
+        ClaimBatch<T, F, O, Changes, Selection, By>:
+            LeaseQuery<'q, P::Connection, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
+    {
+        self.wait_for_batch(&mut CheckedOut(pool))
+    }
+
     /// The wait for a batch, each attempt on a connection `lender` lends.
     fn wait_for_batch<'q, U, C, L>(self, lender: &mut L) -> Result<Batch<U, T>, Error>
     where
@@ -363,19 +374,6 @@ where
     }
 }
 
-impl<'q, T, F, Changes, Selection, By, U, C> WaitQuery<'q, C, U>
-    for Waiting<ClaimRow<T, F, Changes, Selection, By>>
-where
-    T: ClaimLease,
-    C: Connection,
-    ClaimRow<T, F, Changes, Selection, By>:
-        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Claimed<U, T>> + Clone,
-{
-    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Claimed<U, T>, Error> {
-        self.wait_for_row(&mut CheckedOut(pool))
-    }
-}
-
 impl<'q, T, F, O, Changes, Selection, By, U, C> NativeLeaseQuery<'q, C, U>
     for Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
 where
@@ -386,19 +384,6 @@ where
 {
     fn run_native(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
         self.wait_for_batch(&mut Held(conn))
-    }
-}
-
-impl<'q, T, F, O, Changes, Selection, By, U, C> WaitQuery<'q, C, U>
-    for Waiting<ClaimBatch<T, F, O, Changes, Selection, By>>
-where
-    T: ClaimLease,
-    C: Connection,
-    ClaimBatch<T, F, O, Changes, Selection, By>:
-        LeaseQuery<'q, C, U> + LeaseStatement<U, Output = Batch<U, T>> + Clone,
-{
-    fn wait_on<P: CheckOut<Connection = C>>(self, pool: &P) -> Result<Batch<U, T>, Error> {
-        self.wait_for_batch(&mut CheckedOut(pool))
     }
 }
 

@@ -9,7 +9,7 @@ use crate::sql_types::UtcTimestamp;
 
 impl TimestampOn<Sqlite> for Timestamp {}
 impl TimestampOn<Sqlite> for UtcTimestamp {}
-impl crate::sql_types::ClaimedAtType for diesel::sql_types::Nullable<Timestamp> {}
+impl crate::ClaimedAtType for diesel::sql_types::Nullable<Timestamp> {}
 
 impl HasSqlType<UtcTimestamp> for Sqlite {
     fn metadata(_lookup: &mut ()) -> SqliteType {

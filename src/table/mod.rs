@@ -1,5 +1,6 @@
 //! The lease columns of a table, and the changesets and predicates built from them.
 mod changesets;
+mod claimed_at;
 mod fence;
 mod key;
 mod macros;
@@ -15,6 +16,7 @@ pub use changesets::{
     Claimable, FenceBump, FenceRead, Fresh, HeldBy, Outlived, Released, Renewed, RenewedAgo, Taken,
     TakenAgo, TakenBy, TokenIs, Unclaimed,
 };
+pub use claimed_at::ClaimedAtType;
 pub use fence::{Fence, Fenced, NoFence};
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub(crate) use key::single_column_keys;
@@ -70,7 +72,7 @@ pub trait ClaimLease: Table + Copy + Default + Send + Sync + 'static {
     type ClaimedAt: Column<Table = Self, SqlType = Self::Clock> + Default;
     /// The SQL type of `ClaimedAt`: a nullable timestamp the backend's clock can write (see
     /// `TimestampOn`).
-    type Clock: SqlType<IsNull = IsNullable> + SingleValue + crate::sql_types::ClaimedAtType;
+    type Clock: SqlType<IsNull = IsNullable> + SingleValue + ClaimedAtType;
     /// The fence, a claim counter for effects outside the database: a `BIGINT` column, or
     /// [`NoFence`]. See [chapter 4 of the guide](crate::guide::ch04_fences).
     type Fence: Fence<Self>;

@@ -1,7 +1,8 @@
 //! A table author's scenario written once, as a function generic over the connection, and run
 //! on every backend (by tests/scenarios/composite.rs): each statement it runs is one bound, on
-//! the statement's type, as Diesel's own `LoadQuery` is. The statements' types are named by
-//! `diesel_lease::dsl`, a holder's by what holds the rows, and Diesel's parts by `diesel::dsl`.
+//! the statement's type, as Diesel's own `LoadQuery` is. The statements' types are named by the
+//! functions that build them, through `auto_type` with `diesel_lease::dsl` as its `dsl_path`, a
+//! holder's by what holds the rows in `diesel_lease::dsl`, and Diesel's parts by `diesel::dsl`.
 use std::time::Duration;
 
 use diesel::query_dsl::methods::ExecuteDsl;
@@ -16,20 +17,49 @@ use crate::common::items::{lease_items, Item};
 
 type Items = lease_items::table;
 type Key = (String, i64);
-/// `lease_items::tenant.eq(tenant)`, a tenant's rows.
-type OfTenant = diesel::dsl::Eq<lease_items::tenant, String>;
 /// `lease_items::state.eq("..")`: a condition, or the caller's change.
 type StateIs = diesel::dsl::Eq<lease_items::state, &'static str>;
-/// A tenant's queued rows.
-type QueuedOfTenant = diesel::dsl::And<OfTenant, StateIs>;
 
-/// `claim_row(key, lease).by(&claim)`.
-type ClaimItem = dsl::By<dsl::ClaimRow<Items>>;
-/// `claim_batch(size, lease).by(&claim).filter(..).set(state.eq(..))`.
-type ClaimOfTenant =
-    dsl::Set<dsl::Filter<dsl::By<dsl::ClaimBatch<Items>>, QueuedOfTenant>, StateIs>;
-/// `reap(size, lease).filter(tenant.eq(..)).set(state.eq(..))`.
-type ReapOfTenant = dsl::Set<dsl::Filter<dsl::Reap<Items>, OfTenant>, StateIs>;
+/// Item `key`, claimed by `claim`.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn claim_item<'a>(key: Key, lease: Lease, claim: &'a Claim) -> _ {
+    lease_items::table.claim_row(key, lease).by(claim)
+}
+
+/// A tenant's queued items, claimed by `claim` and started.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn claim_of_tenant<'a>(size: usize, lease: Lease, claim: &'a Claim, tenant: String) -> _ {
+    let queued: StateIs = lease_items::state.eq("queued");
+    let running: StateIs = lease_items::state.eq("running");
+    lease_items::table
+        .claim_batch(size, lease)
+        .by(claim)
+        .filter(lease_items::tenant.eq(tenant).and(queued))
+        .set(running)
+}
+
+/// A tenant's outlived items, queued again.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn reap_of_tenant(size: usize, lease: Lease, tenant: String) -> _ {
+    let queued: StateIs = lease_items::state.eq("queued");
+    lease_items::table
+        .reap(size, lease)
+        .filter(lease_items::tenant.eq(tenant))
+        .set(queued)
+}
+
+/// Who holds which items.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn holders(lease: Lease) -> _ {
+    lease_items::table.holders(lease)
+}
+
+/// How many items each owner holds.
+#[diesel::dsl::auto_type(dsl_path = "diesel_lease::dsl")]
+fn held_per_owner() -> _ {
+    lease_items::table.held_per_owner()
+}
+
 /// What item 1's holder won; what items 2 and 3's batch holds.
 type WonItem = Won<Item, Items>;
 type ItemsBatch = Batch<Item, Items>;
@@ -50,16 +80,16 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     tenant: &str,
 ) where
     C: R2D2Connection + 'static,
-    ClaimItem: for<'q> LeaseQuery<'q, C, Item>,
+    for<'a, 'q> claim_item<'a>: LeaseQuery<'q, C, Item>,
     dsl::Renew<WonItem>: for<'q> LeaseQuery<'q, C, Key>,
     dsl::Write<WonItem, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     dsl::Release<WonItem, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
-    ClaimOfTenant: for<'q> LeaseQuery<'q, C, Item>,
-    dsl::Holders<Items>: for<'q> LeaseQuery<'q, C, Key>,
-    dsl::HeldPerOwner<Items>: for<'q> LeaseQuery<'q, C, (String, i64)>,
+    for<'a, 'q> claim_of_tenant<'a>: LeaseQuery<'q, C, Item>,
+    holders: for<'q> LeaseQuery<'q, C, Key>,
+    held_per_owner: for<'q> LeaseQuery<'q, C, (String, i64)>,
     dsl::Release<ItemsBatch, StateIs>: for<'q> LeaseQuery<'q, C, Key>,
     Items: Keepable<C>,
-    ReapOfTenant: for<'q> LeaseQuery<'q, C, Key>,
+    reap_of_tenant: for<'q> LeaseQuery<'q, C, Key>,
     ReleaseEarlierLives: for<'q> LeaseQuery<'q, C, Key>,
     ReleaseOwned: for<'q> LeaseQuery<'q, C, Key>,
     AgeItem: ExecuteDsl<C>,
@@ -68,19 +98,11 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     let lease = Lease::from_secs(60).expect("a lease");
     let worker = Claim::new("generic-worker").expect("an owner");
     let key = |item_no: i64| (tenant.to_owned(), item_no);
-    let of_tenant = || lease_items::tenant.eq(tenant.to_owned());
-    let claim_of_tenant = |size: usize, claim: &Claim| -> ClaimOfTenant {
-        lease_items::table
-            .claim_batch(size, lease)
-            .by(claim)
-            .filter(of_tenant().and(lease_items::state.eq("queued")))
-            .set(lease_items::state.eq("running"))
-    };
+    let claim_of_tenant =
+        |size: usize, claim: &Claim| claim_of_tenant(size, lease, claim, tenant.to_owned());
 
     // Item 1, by its key.
-    let claim_row_of = |item_no: i64, claim: &Claim| -> ClaimItem {
-        lease_items::table.claim_row(key(item_no), lease).by(claim)
-    };
+    let claim_row_of = |item_no: i64, claim: &Claim| claim_item(key(item_no), lease, claim);
     let claim_item = |claim: &Claim| claim_row_of(1, claim);
     let won = claim_item(&worker)
         .run::<Item>(conn)
@@ -109,8 +131,7 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
 
     // Items 2 and 3, in a batch, read back as held, finished together.
     let batch = claim_of_tenant(2, &worker).run::<Item>(conn).unwrap();
-    let mut held: Vec<Key> = lease_items::table
-        .holders(lease)
+    let mut held: Vec<Key> = holders(lease)
         .run(conn)
         .unwrap()
         .into_iter()
@@ -122,7 +143,7 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     won.sort();
     assert_eq!(held, won);
     assert_eq!(won.len(), 2);
-    let owners = lease_items::table.held_per_owner().run(conn).unwrap();
+    let owners = held_per_owner().run(conn).unwrap();
     assert!(owners
         .iter()
         .any(|(owner, rows)| owner == "generic-worker" && *rows >= 2));
@@ -155,10 +176,7 @@ pub fn a_tenants_items_claimed_worked_kept_and_reaped<C>(
     let aged: AgeItem = diesel::update(lease_items::table.find(key(4)))
         .set(lease_items::table.renewed_ago(Age::new(Duration::from_secs(120)).unwrap()));
     aged.execute(conn).unwrap();
-    let reap: ReapOfTenant = lease_items::table
-        .reap(10, lease)
-        .filter(of_tenant())
-        .set(lease_items::state.eq("queued"));
+    let reap = reap_of_tenant(10, lease, tenant.to_owned());
     assert_eq!(reap.run(conn).unwrap(), [key(4)]);
 
     // Item 4 again: kept by its key, and drained at shutdown; held by a node's earlier life, and

@@ -105,10 +105,10 @@ fn made_hot_jobs(conn: &mut backend::Conn, extra_ddl: &str) {
          INSERT INTO hot_jobs (id, status) SELECT n, 'queued' FROM generate_series(1, {ROWS}) n;"
     ))
     .unwrap();
-    let migration = LeaseColumns::new("hot_jobs")
-        .migration::<diesel::pg::Pg>()
+    let up = LeaseColumns::new("hot_jobs")
+        .up_sql::<diesel::pg::Pg>()
         .unwrap();
-    conn.batch_execute(migration.up_sql()).unwrap();
+    conn.batch_execute(&up).unwrap();
     if !extra_ddl.is_empty() {
         conn.batch_execute(extra_ddl).unwrap();
     }

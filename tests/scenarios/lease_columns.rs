@@ -128,10 +128,8 @@ fn plain_table(table: &str) -> Pooled {
 fn written(columns: &LeaseColumns) -> (Box<dyn Migration<Backend>>, PathBuf) {
     let dir = std::env::temp_dir().join(unique_id("lease-migrations"));
     columns
-        .migration::<Backend>()
-        .expect("valid names")
-        .write_to(&dir, "2026-11-30-000000_lease_columns")
-        .expect("written");
+        .write_migration::<Backend>(&dir, "2026-11-30-000000_lease_columns")
+        .expect("valid names, written");
     let source = FileBasedMigrations::from_path(&dir).expect("a migrations directory");
     let mut migrations = MigrationSource::<Backend>::migrations(&source).expect("readable");
     assert_eq!(migrations.len(), 1);
@@ -260,7 +258,7 @@ fn the_default_columns_hold_exact_tokens_and_utc_whatever_the_session_time_zone(
 fn names_that_are_not_plain_identifiers_are_refused() {
     let refused = |columns: LeaseColumns| {
         matches!(
-            columns.migration::<Backend>(),
+            columns.up_sql::<Backend>(),
             Err(Error::InvalidIdentifier(_))
         )
     };
@@ -297,7 +295,7 @@ fn names_that_are_not_plain_identifiers_are_refused() {
 fn two_lease_columns_of_one_name_are_refused() {
     let refused = |columns: LeaseColumns| {
         matches!(
-            columns.migration::<Backend>(),
+            columns.up_sql::<Backend>(),
             Err(Error::InvalidIdentifier(_))
         )
     };
@@ -314,9 +312,9 @@ fn two_lease_columns_of_one_name_are_refused() {
 #[test]
 fn a_bad_migration_name_or_an_existing_migration_writes_nothing() {
     let dir = std::env::temp_dir().join(unique_id("lease-migrations"));
-    let migration = LeaseColumns::new("jobs").migration::<Backend>().unwrap();
+    let columns = LeaseColumns::new("jobs");
     for name in ["", "..", "../escape", "a/b", "with space"] {
-        let written = migration.write_to(&dir, name);
+        let written = columns.write_migration::<Backend>(&dir, name);
         assert!(
             matches!(written, Err(Error::InvalidMigrationName(_))),
             "{name:?}"
@@ -324,15 +322,15 @@ fn a_bad_migration_name_or_an_existing_migration_writes_nothing() {
     }
     assert!(!dir.exists(), "nothing written");
 
-    let path = migration
-        .write_to(&dir, "2026-11-30-000000_lease_columns")
+    let path = columns
+        .write_migration::<Backend>(&dir, "2026-11-30-000000_lease_columns")
         .unwrap();
     assert_eq!(
         std::fs::read_to_string(path.join("down.sql")).unwrap(),
-        migration.down_sql()
+        columns.down_sql::<Backend>().unwrap()
     );
     std::fs::write(path.join("up.sql"), "-- edited").unwrap();
-    let again = migration.write_to(&dir, "2026-11-30-000000_lease_columns");
+    let again = columns.write_migration::<Backend>(&dir, "2026-11-30-000000_lease_columns");
     assert!(matches!(again, Err(Error::MigrationFiles(_))));
     assert_eq!(
         std::fs::read_to_string(path.join("up.sql")).unwrap(),
@@ -420,7 +418,7 @@ fn a_claim_index_of_names_or_a_value_that_are_not_plain_is_refused() {
     ] {
         let refused = LeaseColumns::new("ddl_queue")
             .claim_index(index.clone())
-            .migration::<Backend>();
+            .up_sql::<Backend>();
         assert!(
             matches!(refused, Err(Error::InvalidIdentifier(_))),
             "{index:?}: {refused:?}"

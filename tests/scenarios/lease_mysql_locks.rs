@@ -50,9 +50,9 @@ fn locked_queue(indexes: &[&str]) {
     .execute(conn)
     .expect("the queue");
     let lease_columns = diesel_lease::LeaseColumns::new("locked_queue")
-        .migration::<diesel::mysql::Mysql>()
+        .up_sql::<diesel::mysql::Mysql>()
         .expect("the lease columns' DDL");
-    diesel::connection::SimpleConnection::batch_execute(conn, lease_columns.up_sql())
+    diesel::connection::SimpleConnection::batch_execute(conn, &lease_columns)
         .expect("the lease columns");
     for (number, columns) in indexes.iter().enumerate() {
         diesel::sql_query(format!(

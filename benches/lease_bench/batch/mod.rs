@@ -28,7 +28,7 @@ mod prelude {
     pub use diesel::connection::SimpleConnection;
     pub use diesel::prelude::*;
     pub use diesel::result::Error as DieselError;
-    pub use diesel_lease::backend::read;
+    pub use diesel_lease::__private::backend::read;
     pub use diesel_lease::prelude::*;
 
     pub use crate::batch::common::*;
