@@ -89,6 +89,13 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/lease.rs");
+        include!("scenarios/lease_holder.rs");
+        include!("scenarios/lease_clock.rs");
+        include!("scenarios/lease_changes.rs");
+        include!("scenarios/lease_refusals.rs");
+        include!("scenarios/lease_batch.rs");
+        include!("scenarios/lease_reap.rs");
+        include!("scenarios/lease_fence.rs");
 
         mod composite {
             use super::backend;
@@ -138,10 +145,17 @@ mod scenarios {
     mod exact;
     mod large;
     mod lease;
+    mod lease_batch;
+    mod lease_changes;
+    mod lease_clock;
+    mod lease_fence;
+    mod lease_holder;
     mod lease_mysql;
     mod lease_mysql_failed_reads;
     mod lease_mysql_locks;
     mod lease_postgres;
+    mod lease_reap;
+    mod lease_refusals;
     mod lease_sqlite;
     mod multi_connection;
     mod support;

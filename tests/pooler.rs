@@ -40,6 +40,13 @@ mod lease {
     use crate::common::pooler as backend;
     use crate::support::{self, *};
     include!("scenarios/lease.rs");
+    include!("scenarios/lease_holder.rs");
+    include!("scenarios/lease_clock.rs");
+    include!("scenarios/lease_changes.rs");
+    include!("scenarios/lease_refusals.rs");
+    include!("scenarios/lease_batch.rs");
+    include!("scenarios/lease_reap.rs");
+    include!("scenarios/lease_fence.rs");
 
     mod composite {
         use super::backend;
