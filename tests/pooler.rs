@@ -67,6 +67,10 @@ mod keeper {
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");
+    include!("scenarios/agent_ages.rs");
+    include!("scenarios/agent_release.rs");
+    include!("scenarios/agent_races.rs");
+    include!("scenarios/agent_kept.rs");
 }
 
 #[cfg(all(feature = "postgres", lease_test_pgbouncer))]
