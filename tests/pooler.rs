@@ -59,6 +59,9 @@ mod keeper {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_release.rs");
+    include!("scenarios/keeper_holds.rs");
+    include!("scenarios/keeper_batches.rs");
     include!("scenarios/keeper_stats.rs");
     include!("scenarios/draining.rs");
 }
