@@ -100,6 +100,8 @@ on_every_backend! {
         mod composite {
             use super::backend;
             include!("scenarios/composite.rs");
+            include!("scenarios/composite_held.rs");
+            include!("scenarios/composite_races.rs");
         }
 
         mod large {
@@ -141,6 +143,8 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod composite;
+    mod composite_held;
+    mod composite_races;
     mod contention;
     mod exact;
     mod large;

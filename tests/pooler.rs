@@ -51,6 +51,8 @@ mod lease {
     mod composite {
         use super::backend;
         include!("scenarios/composite.rs");
+        include!("scenarios/composite_held.rs");
+        include!("scenarios/composite_races.rs");
     }
 }
 
