@@ -98,4 +98,5 @@ mod wait {
 mod tasks {
     use crate::common::pooler as backend;
     include!("scenarios/tasks.rs");
+    include!("scenarios/tasks_fuzz.rs");
 }
