@@ -25,6 +25,7 @@ use std::time::Instant;
 mod agent_locks;
 mod calls;
 mod db;
+mod db_conn;
 mod drops;
 mod fleet;
 mod galera;
