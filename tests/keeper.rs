@@ -12,6 +12,9 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/keeper.rs");
+        include!("scenarios/keeper_release.rs");
+        include!("scenarios/keeper_holds.rs");
+        include!("scenarios/keeper_batches.rs");
         include!("scenarios/keeper_stats.rs");
         include!("scenarios/draining.rs");
         include!("scenarios/dropping.rs");
@@ -33,8 +36,11 @@ mod scenarios {
     mod draining;
     mod dropping;
     mod keeper;
+    mod keeper_batches;
+    mod keeper_holds;
     mod keeper_locked;
     mod keeper_mysql;
     mod keeper_postgres;
+    mod keeper_release;
     mod keeper_stats;
 }

@@ -89,10 +89,19 @@ on_every_backend! {
         use support::*;
 
         include!("scenarios/lease.rs");
+        include!("scenarios/lease_holder.rs");
+        include!("scenarios/lease_clock.rs");
+        include!("scenarios/lease_changes.rs");
+        include!("scenarios/lease_refusals.rs");
+        include!("scenarios/lease_batch.rs");
+        include!("scenarios/lease_reap.rs");
+        include!("scenarios/lease_fence.rs");
 
         mod composite {
             use super::backend;
             include!("scenarios/composite.rs");
+            include!("scenarios/composite_held.rs");
+            include!("scenarios/composite_races.rs");
         }
 
         mod large {
@@ -134,14 +143,23 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod composite;
+    mod composite_held;
+    mod composite_races;
     mod contention;
     mod exact;
     mod large;
     mod lease;
+    mod lease_batch;
+    mod lease_changes;
+    mod lease_clock;
+    mod lease_fence;
+    mod lease_holder;
     mod lease_mysql;
     mod lease_mysql_failed_reads;
     mod lease_mysql_locks;
     mod lease_postgres;
+    mod lease_reap;
+    mod lease_refusals;
     mod lease_sqlite;
     mod multi_connection;
     mod support;

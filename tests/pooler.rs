@@ -40,10 +40,19 @@ mod lease {
     use crate::common::pooler as backend;
     use crate::support::{self, *};
     include!("scenarios/lease.rs");
+    include!("scenarios/lease_holder.rs");
+    include!("scenarios/lease_clock.rs");
+    include!("scenarios/lease_changes.rs");
+    include!("scenarios/lease_refusals.rs");
+    include!("scenarios/lease_batch.rs");
+    include!("scenarios/lease_reap.rs");
+    include!("scenarios/lease_fence.rs");
 
     mod composite {
         use super::backend;
         include!("scenarios/composite.rs");
+        include!("scenarios/composite_held.rs");
+        include!("scenarios/composite_races.rs");
     }
 }
 
@@ -52,6 +61,9 @@ mod keeper {
     use crate::common::pooler as backend;
     use crate::support::*;
     include!("scenarios/keeper.rs");
+    include!("scenarios/keeper_release.rs");
+    include!("scenarios/keeper_holds.rs");
+    include!("scenarios/keeper_batches.rs");
     include!("scenarios/keeper_stats.rs");
     include!("scenarios/draining.rs");
 }
@@ -60,6 +72,10 @@ mod keeper {
 mod agent {
     use crate::common::pooler as backend;
     include!("scenarios/agent.rs");
+    include!("scenarios/agent_ages.rs");
+    include!("scenarios/agent_release.rs");
+    include!("scenarios/agent_races.rs");
+    include!("scenarios/agent_kept.rs");
 }
 
 #[cfg(all(feature = "postgres", lease_test_pgbouncer))]
@@ -82,4 +98,5 @@ mod wait {
 mod tasks {
     use crate::common::pooler as backend;
     include!("scenarios/tasks.rs");
+    include!("scenarios/tasks_fuzz.rs");
 }

@@ -5,6 +5,7 @@ mod common;
 on_every_backend! {
     all: {
         include!("scenarios/tasks.rs");
+        include!("scenarios/tasks_fuzz.rs");
         include!("scenarios/tasks_holds.rs");
         #[cfg(all(feature = "postgres", feature = "mysql", feature = "sqlite"))]
         include!("scenarios/tasks_multi_connection.rs");
@@ -16,6 +17,7 @@ on_every_backend! {
 #[cfg(any())]
 mod scenarios {
     mod tasks;
+    mod tasks_fuzz;
     mod tasks_holds;
     mod tasks_multi_connection;
 }

@@ -1,5 +1,5 @@
 //! A table keyed by a composite primary key, `(tenant, item_no)`, whose lease columns have names
-//! of its own: the scenarios of tests/scenarios/composite.rs claim its rows.
+//! of its own: the scenarios of tests/scenarios/composite*.rs claim its rows.
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 

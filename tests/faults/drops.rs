@@ -16,7 +16,7 @@ use diesel_lease::prelude::*;
 use diesel_lease::{Error, Keeper};
 
 use crate::db::{self, FaultConn, Kind, Pool, Witness};
-use crate::keeper::{keep, settings, wait_rounds, LEASE};
+use crate::keeper_setup::{keep, settings, wait_rounds, LEASE};
 use crate::report::{micros, millis, Outcome};
 use crate::server::{succeed, Server};
 use crate::unanswered::PG_SETTINGS;
@@ -216,7 +216,7 @@ fn freed(
     };
     let late = (renewed_late(&first_token)?, renewed_late(&others)?);
     let taken_over = conn
-        .takeovers("fault_jobs", crate::keeper::lease())
+        .takeovers("fault_jobs", crate::keeper_setup::lease())
         .map_err(|e| format!("the takeovers: {e}"))?;
     outcome.figure(
         "rows a rival claim won once the lease had passed since their last renewal (by the database's clock); after the SIGCONT",
