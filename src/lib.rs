@@ -115,8 +115,8 @@ pub mod __private {
             SelectWhereId,
         };
         pub use crate::sql::update::{
-            AnyIndex, IncompleteUpdate, NoReturning, PrimaryKeyAccess, ReturningClause, UpdateOf,
-            Where,
+            AnyIndex, CachedUpdateOf, IncompleteCachedUpdate, NoReturning, PrimaryKeyAccess,
+            ReturningClause, Where,
         };
         pub use crate::sql::*;
     }

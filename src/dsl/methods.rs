@@ -8,7 +8,7 @@ use diesel::sql_types::BoolOrNullableBool;
 
 use super::parts::{ByClaim, ReturnSelection, SetChanges, Starts};
 use crate::query::{ClaimBatch as Batch, ClaimRow as Row, Reap as Reaping};
-use crate::sql::{And as Both, OrderBy as Ordered};
+use crate::sql::{Both, Ordered};
 use crate::{Claim, ClaimLease, Lease};
 
 // The changesets and predicates of a table's lease columns, by the methods that make them.

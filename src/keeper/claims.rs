@@ -200,7 +200,7 @@ impl<T: Keepable<C>, C> ReleaseWrite<T::Key> for KeeperWrite<'_, T, C> {
 
 /// The claims kept on one table, whatever the table and its key type: renewed each round,
 /// released when the keeper stops.
-pub(super) trait Renewing: Send + Sync {
+pub(super) trait TableKeeping: Send + Sync {
     /// Renews every claim still to renew; how many statements were sent.
     fn renew_round(&self) -> usize;
     /// Releases every claim, as the keeper stops: it has no one to tell of an error, and the
@@ -358,7 +358,7 @@ where
     }
 }
 
-impl<C, T> Renewing for TableClaims<C, T>
+impl<C, T> TableKeeping for TableClaims<C, T>
 where
     C: R2D2Connection + 'static,
     T: Keepable<C>,

@@ -23,7 +23,7 @@ use diesel::r2d2::{ConnectionManager, Pool, R2D2Connection};
 use crate::{monotonic, Error, HeldRows, Lease};
 use bounded::finished_within;
 pub use claims::Keepable;
-use claims::{Renewal, Renewing, TableClaims};
+use claims::{Renewal, TableClaims, TableKeeping};
 pub use drained::{Drained, DrainedTable};
 pub use kept::Kept;
 pub use lost::{LeaseLost, LossReason};
@@ -265,7 +265,7 @@ impl<C: R2D2Connection + 'static> Keeper<C> {
                 tally: Arc::clone(&self.shared.tally),
             });
             tables.push(KeptTable {
-                renewing: Arc::clone(&claims) as Arc<dyn Renewing>,
+                renewing: Arc::clone(&claims) as Arc<dyn TableKeeping>,
                 typed: Arc::clone(&claims) as Arc<dyn Any + Send + Sync>,
             });
             claims
@@ -508,7 +508,7 @@ impl<C: R2D2Connection + 'static> Shared<C> {
     }
 
     /// The tables with claims kept.
-    fn tables(&self) -> Vec<Arc<dyn Renewing>> {
+    fn tables(&self) -> Vec<Arc<dyn TableKeeping>> {
         lock(&self.tables)
             .iter()
             .map(|table| Arc::clone(&table.renewing))
@@ -528,6 +528,6 @@ fn micros_of(duration: Duration) -> i64 {
 /// The claims kept on one table, seen two ways: to renew them all, and, by their concrete
 /// type, to add one more.
 struct KeptTable {
-    renewing: Arc<dyn Renewing>,
+    renewing: Arc<dyn TableKeeping>,
     typed: Arc<dyn Any + Send + Sync>,
 }

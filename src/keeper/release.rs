@@ -8,14 +8,14 @@ use diesel::Table;
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::LeaseStatement;
+use crate::sql::{CachedUpdate, SelectWhere, Where};
 use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
-use crate::sql::{SelectWhere, Update, Where};
 use crate::{ClaimLease, Error, Released};
 
 /// How a backend runs a [`KeeperRelease`]: the `UPDATE` of the rows named by (key, token) pairs,
 /// and the locking read of them where there is no `RETURNING`.
 pub type PairRelease<T> = HeldWrite<
-    Update<T, Where<PairsOf<T>>, Released<T>, NoReturning, PrimaryKeyAccess>,
+    CachedUpdate<T, Where<PairsOf<T>>, Released<T>, NoReturning, PrimaryKeyAccess>,
     <T as Table>::PrimaryKey,
     SelectWhere<T, <T as Table>::PrimaryKey, PairsOf<T>, ForUpdateByKey>,
     SelectWhere<T, <T as Table>::PrimaryKey, PairsOf<T>, NoLock>,
@@ -74,7 +74,7 @@ where
             _ => None,
         };
         let plan: PairRelease<T> = HeldWrite {
-            statement: Update::by_keys(table, Where::new(held()), table.released()),
+            statement: CachedUpdate::by_keys(table, Where::new(held()), table.released()),
             returned: table.primary_key(),
             locking: SelectWhere::new(table, table.primary_key(), held()),
             read_back: SelectWhere::new(table, table.primary_key(), held()),

@@ -8,8 +8,8 @@ use diesel::Table;
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::LeaseStatement;
+use crate::sql::{CachedUpdate, SelectWhere, Where};
 use crate::sql::{ForUpdateByKey, NoLock, NoReturning, PairsIn, PairsOf, PrimaryKeyAccess};
-use crate::sql::{SelectWhere, Update, Where};
 use crate::table::TokenOf;
 use crate::{ClaimLease, Error, Renewed};
 
@@ -22,7 +22,7 @@ pub type RenewedRow<T> = (<T as ClaimLease>::Key, Option<String>);
 /// How a backend runs a [`KeeperRenewal`]: the `UPDATE` of the rows named by (key, token)
 /// pairs, and the reads of them.
 pub type PairRenewal<T> = HeldWrite<
-    Update<T, Where<PairsOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>,
+    CachedUpdate<T, Where<PairsOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>,
     KeyAndToken<T>,
     SelectWhere<T, KeyAndToken<T>, PairsOf<T>, ForUpdateByKey>,
     SelectWhere<T, KeyAndToken<T>, PairsOf<T>, NoLock>,
@@ -81,7 +81,7 @@ where
             _ => None,
         };
         let plan: PairRenewal<T> = HeldWrite {
-            statement: Update::by_keys(table, Where::new(held()), table.renewed()),
+            statement: CachedUpdate::by_keys(table, Where::new(held()), table.renewed()),
             returned: key_and_token(),
             locking: SelectWhere::new(table, key_and_token(), held()),
             read_back: SelectWhere::new(table, key_and_token(), held()),

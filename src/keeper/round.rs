@@ -12,8 +12,8 @@ use super::renewal::{KeeperRenewal, PairRenewal, RenewedRow};
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, LeaseBackend, WritesHeld};
 use crate::query::LeaseStatement;
+use crate::sql::{CachedUpdate, PrimaryKeyAccess, SelectWhere, Where};
 use crate::sql::{KeysIn, KeysOf, NoLock, NoReturning, PairsIn, PairsOf, PassingLocked};
-use crate::sql::{PrimaryKeyAccess, SelectWhere, Update, Where};
 use crate::table::TokenOf;
 use crate::{ClaimLease, Error, Renewed};
 
@@ -24,7 +24,7 @@ type KeyAndToken<T> = (<T as Table>::PrimaryKey, TokenOf<T>);
 type LockPassingLocked<T> = SelectWhere<T, KeyAndToken<T>, PairsOf<T>, PassingLocked>;
 
 /// The renewal of the rows that read locked, by their keys.
-type RenewLocked<T> = Update<T, Where<KeysOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>;
+type RenewLocked<T> = CachedUpdate<T, Where<KeysOf<T>>, Renewed<T>, NoReturning, PrimaryKeyAccess>;
 
 /// The plain read of the named rows a round did not renew: those still held by their token were
 /// passed over, locked by another transaction; the others are lost.
@@ -121,8 +121,11 @@ where
             let locked: Vec<RenewedRow<T>> = read(lock, conn)?;
             if !locked.is_empty() {
                 let keys = locked.iter().map(|(key, _)| key.clone()).collect();
-                let renew =
-                    Update::by_keys(table, Where::new(KeysIn::of(table, keys)), table.renewed());
+                let renew = CachedUpdate::by_keys(
+                    table,
+                    Where::new(KeysIn::of(table, keys)),
+                    table.renewed(),
+                );
                 ExecuteDsl::execute(renew, conn)?;
             }
             Ok(locked)

@@ -13,17 +13,17 @@ use diesel::{Connection, QueryResult, RunQueryDsl, Table};
 use super::transaction::short_transaction;
 use crate::backend::{read, BatchPlan, ClaimsBatch};
 use crate::sql::{
-    And, KeysIn, KeysOf, NoLock, NoReturning, PrimaryKeyAccess, SelectWhere, Update, Where,
+    Both, CachedUpdate, KeysIn, KeysOf, NoLock, NoReturning, PrimaryKeyAccess, SelectWhere, Where,
 };
 use crate::ClaimLease;
 
 /// The `UPDATE` of a batch by the keys it locked.
 type KeyedUpdate<T, F, Set> =
-    Update<T, Where<And<KeysOf<T>, F>>, Set, NoReturning, PrimaryKeyAccess>;
+    CachedUpdate<T, Where<Both<KeysOf<T>, F>>, Set, NoReturning, PrimaryKeyAccess>;
 
 /// The read of the rows a batch changed, by their keys and what the change left on them.
 type KeyedReadBack<T, Selection, Changed> =
-    SelectWhere<T, Selection, And<KeysOf<T>, Changed>, NoLock>;
+    SelectWhere<T, Selection, Both<KeysOf<T>, Changed>, NoLock>;
 
 /// How many windows of candidates past the first a batch reads when other claims hold every
 /// candidate it read: bounded, so that a claim under heavy contention still ends.
@@ -152,13 +152,13 @@ where
             if taken.is_empty() {
                 return Ok(Vec::new());
             }
-            let update: KeyedUpdate<T, F, Set> = Update::by_keys(
+            let update: KeyedUpdate<T, F, Set> = CachedUpdate::by_keys(
                 table,
-                Where::new(And::new(KeysIn::of(table, taken.clone()), filter.clone())),
+                Where::new(Both::new(KeysIn::of(table, taken.clone()), filter.clone())),
                 set,
             );
             update.execute(conn)?;
-            let changed = And::new(KeysIn::of(table, taken), changed);
+            let changed = Both::new(KeysIn::of(table, taken), changed);
             read(SelectWhere::new(table, selection, changed), conn)
         })
     }

@@ -12,7 +12,7 @@ use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::outcome::Batch;
 use crate::query::{Claimant, LeaseStatement, NoClaimant};
-use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
+use crate::sql::{batch_limit, Both, NoChanges, NoOrder, Ordered};
 use crate::table::{taken_by, token_is};
 use crate::{Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, TakenBy, TokenIs};
 
@@ -145,7 +145,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
     /// # Ok(())
     /// # }
     /// ```
-    pub fn filter<P>(self, predicate: P) -> ClaimBatch<T, And<F, P>, O, Changes, Selection, By>
+    pub fn filter<P>(self, predicate: P) -> ClaimBatch<T, Both<F, P>, O, Changes, Selection, By>
     where
         P: Expression + AppearsOnTable<T>,
         P::SqlType: BoolOrNullableBool,
@@ -153,7 +153,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
         ClaimBatch {
             table: self.table,
             size: self.size,
-            filter: And::new(self.filter, predicate),
+            filter: Both::new(self.filter, predicate),
             order: self.order,
             changes: self.changes,
             selection: self.selection,
@@ -182,7 +182,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
     pub fn order_by<Order>(
         self,
         order: Order,
-    ) -> ClaimBatch<T, F, OrderBy<Order>, Changes, Selection, By>
+    ) -> ClaimBatch<T, F, Ordered<Order>, Changes, Selection, By>
     where
         Order: AppearsOnTable<T>,
     {
@@ -190,7 +190,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
             table: self.table,
             size: self.size,
             filter: self.filter,
-            order: OrderBy::new(order),
+            order: Ordered::new(order),
             changes: self.changes,
             selection: self.selection,
             by: self.by,

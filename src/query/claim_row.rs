@@ -13,7 +13,7 @@ use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::outcome::{read_why, Claimed, Refused, WhyRead, Won};
 use crate::query::{Claimant, LeaseStatement, NoClaimant};
-use crate::sql::{And, NoChanges, NoLock, SelectWhere, Update, Where};
+use crate::sql::{Both, CachedUpdate, NoChanges, NoLock, SelectWhere, Where};
 use crate::table::{taken_by, token_is};
 use crate::{
     Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, Refusal, TakenBy, TokenIs,
@@ -24,9 +24,9 @@ type KeyIs<T> = <<T as Table>::PrimaryKey as EqAll<<T as ClaimLease>::Key>>::Out
 
 /// The plan of a claim of one row: its `UPDATE`, what it gives back, and its read-back by token.
 type RowClaimPlan<T, F, Changes, Selection> = RowClaim<
-    Update<T, Where<And<KeyIs<T>, F>>, (Changes, TakenBy<T>)>,
+    CachedUpdate<T, Where<Both<KeyIs<T>, F>>, (Changes, TakenBy<T>)>,
     (Selection, FenceRead<T>),
-    SelectWhere<T, (Selection, FenceRead<T>), And<KeyIs<T>, TokenIs<T>>, NoLock>,
+    SelectWhere<T, (Selection, FenceRead<T>), Both<KeyIs<T>, TokenIs<T>>, NoLock>,
 >;
 
 /// A claim of one row of `T`, by its primary key: built by
@@ -136,7 +136,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
     /// # Ok(())
     /// # }
     /// ```
-    pub fn filter<P>(self, predicate: P) -> ClaimRow<T, And<F, P>, Changes, Selection, By>
+    pub fn filter<P>(self, predicate: P) -> ClaimRow<T, Both<F, P>, Changes, Selection, By>
     where
         P: Expression + AppearsOnTable<T>,
         P::SqlType: BoolOrNullableBool,
@@ -145,7 +145,7 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimRow<T, F, Changes, Selection
             table: self.table,
             key: self.key,
             lease: self.lease,
-            filter: And::new(self.filter, predicate),
+            filter: Both::new(self.filter, predicate),
             changes: self.changes,
             selection: self.selection,
             by: self.by,
@@ -255,16 +255,16 @@ where
         let plan: RowClaimPlan<T, F, Changes, Selection> = RowClaim {
             // The caller's changes first: MySQL evaluates `SET` left to right, so they read the
             // row as it was before the claim there too, as on PostgreSQL and SQLite.
-            statement: Update::new(
+            statement: CachedUpdate::new(
                 table,
-                Where::new(And::new(key_is(), self.filter)),
+                Where::new(Both::new(key_is(), self.filter)),
                 (self.changes, taken_by::<T>(&claim)),
             ),
             selection: selection(),
             read_back: SelectWhere::new(
                 table,
                 selection(),
-                And::new(key_is(), token_is::<T>(&claim)),
+                Both::new(key_is(), token_is::<T>(&claim)),
             ),
         };
         let won = C::Backend::claim_row(plan, conn);

@@ -12,8 +12,8 @@ use crate::backend::{HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::kept_by::{KeptBy, ReleaseWrite};
 use crate::query::{DatabaseTime, LeaseStatement};
 use crate::sql::{
-    most_keys_in_one_statement, And, ForUpdateByKey, KeysIn, KeysOf, NoChanges, NoLock,
-    NoReturning, PrimaryKeyAccess, SelectWhere, Update, Where,
+    most_keys_in_one_statement, Both, CachedUpdate, ForUpdateByKey, KeysIn, KeysOf, NoChanges,
+    NoLock, NoReturning, PrimaryKeyAccess, SelectWhere, Where,
 };
 use crate::table::token_is;
 use crate::{Claim, ClaimLease, Error, KeyType, Released, Renewed, RenewedAgo, TokenIs};
@@ -391,11 +391,11 @@ impl<K> Answer<K> for bool {
 }
 
 /// The rows named that the claim still holds.
-type Guard<T> = And<KeysOf<T>, TokenIs<T>>;
+type Guard<T> = Both<KeysOf<T>, TokenIs<T>>;
 
 /// The plan of a guarded write with the lease columns' `LeaseChanges` and the caller's `Changes`.
 pub(crate) type GuardedPlan<T, Changes, LeaseChanges> = HeldWrite<
-    Update<T, Where<Guard<T>>, (Changes, LeaseChanges), NoReturning, PrimaryKeyAccess>,
+    CachedUpdate<T, Where<Guard<T>>, (Changes, LeaseChanges), NoReturning, PrimaryKeyAccess>,
     <T as Table>::PrimaryKey,
     SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, ForUpdateByKey>,
     SelectWhere<T, <T as Table>::PrimaryKey, Guard<T>, NoLock>,
@@ -548,13 +548,17 @@ where
         return Ok(Vec::new());
     }
     let table = held.table;
-    let guard = || And::new(KeysIn::of(table, keys.to_vec()), token_is::<T>(&held.claim));
+    let guard = || Both::new(KeysIn::of(table, keys.to_vec()), token_is::<T>(&held.claim));
     let only = match keys {
         [key] => Some(key.clone()),
         _ => None,
     };
     let plan: GuardedPlan<T, Changes, Kind::Changes> = HeldWrite {
-        statement: Update::by_keys(table, Where::new(guard()), (changes, kind.changes(table))),
+        statement: CachedUpdate::by_keys(
+            table,
+            Where::new(guard()),
+            (changes, kind.changes(table)),
+        ),
         returned: table.primary_key(),
         locking: SelectWhere::new(table, table.primary_key(), guard()),
         read_back: SelectWhere::new(table, table.primary_key(), guard()),

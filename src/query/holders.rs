@@ -11,7 +11,7 @@ use diesel::{ExpressionMethods, Table};
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, LeaseBackend};
 use crate::query::LeaseStatement;
-use crate::sql::{And, ClockMicros, CountPerOwner, MicrosSince, NoLock, SelectWhere};
+use crate::sql::{Both, ClockMicros, CountPerOwner, MicrosSince, NoLock, SelectWhere};
 use crate::table::{ClaimedAtOf, OwnerOf, TokenOf};
 use crate::{ClaimLease, Error, Lease, Outlived};
 
@@ -129,10 +129,10 @@ impl<T: ClaimLease> HoldersFilter<T> for AllHeld {
 }
 
 impl<T: ClaimLease> HoldersFilter<T> for StaleOnly {
-    type Condition = And<IsHeld<T>, Outlived<T>>;
+    type Condition = Both<IsHeld<T>, Outlived<T>>;
 
     fn condition(table: T, lease: Lease) -> Self::Condition {
-        And::new(
+        Both::new(
             T::ClaimToken::default().is_not_null(),
             table.outlived(lease),
         )

@@ -9,7 +9,9 @@ use diesel::Table;
 use crate::backend::NativeLeaseQuery;
 use crate::backend::{read, HeldWrite, LeaseBackend, WritesHeld};
 use crate::query::LeaseStatement;
-use crate::sql::{CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, TextIn, Update, Where};
+use crate::sql::{
+    CachedUpdate, CountPerOwner, ForUpdate, NoChanges, NoLock, SelectWhere, TextIn, Where,
+};
 use crate::table::OwnerOf;
 use crate::{Claim, ClaimLease, Error, Node, Released};
 
@@ -124,7 +126,7 @@ type OwnerIn<T> = TextIn<OwnerOf<T>>;
 
 /// The plan of a release of the rows that owners hold, with the caller's `Changes`.
 pub(crate) type OwnerReleasePlan<T, Changes> = HeldWrite<
-    Update<T, Where<OwnerIn<T>>, (Changes, Released<T>)>,
+    CachedUpdate<T, Where<OwnerIn<T>>, (Changes, Released<T>)>,
     <T as Table>::PrimaryKey,
     SelectWhere<T, <T as Table>::PrimaryKey, OwnerIn<T>, ForUpdate>,
     SelectWhere<T, <T as Table>::PrimaryKey, OwnerIn<T>, NoLock>,
@@ -190,7 +192,7 @@ where
     }
     let owner_in = || TextIn::new(T::Owner::default(), owners.clone());
     let plan: OwnerReleasePlan<T, Changes> = HeldWrite {
-        statement: Update::new(table, Where::new(owner_in()), (changes, table.released())),
+        statement: CachedUpdate::new(table, Where::new(owner_in()), (changes, table.released())),
         returned: table.primary_key(),
         locking: SelectWhere::new(table, table.primary_key(), owner_in()),
         read_back: SelectWhere::new(table, table.primary_key(), owner_in()),

@@ -11,7 +11,7 @@ use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, Leas
 use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::query::LeaseStatement;
-use crate::sql::{batch_limit, And, NoChanges, NoOrder, OrderBy};
+use crate::sql::{batch_limit, Both, NoChanges, NoOrder, Ordered};
 use crate::{ClaimLease, Error, Lease, Outlived, Released, Unclaimed};
 
 /// The plan of a reap: the rows outlived, released with the caller's changes, given back by key.
@@ -87,7 +87,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn filter<P>(self, predicate: P) -> Reap<T, And<F, P>, O, Changes>
+    pub fn filter<P>(self, predicate: P) -> Reap<T, Both<F, P>, O, Changes>
     where
         P: Expression + AppearsOnTable<T>,
         P::SqlType: BoolOrNullableBool,
@@ -95,7 +95,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
         Reap {
             table: self.table,
             size: self.size,
-            filter: And::new(self.filter, predicate),
+            filter: Both::new(self.filter, predicate),
             order: self.order,
             changes: self.changes,
         }
@@ -114,7 +114,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn order_by<Order>(self, order: Order) -> Reap<T, F, OrderBy<Order>, Changes>
+    pub fn order_by<Order>(self, order: Order) -> Reap<T, F, Ordered<Order>, Changes>
     where
         Order: AppearsOnTable<T>,
     {
@@ -122,7 +122,7 @@ impl<T: ClaimLease, F, O, Changes> Reap<T, F, O, Changes> {
             table: self.table,
             size: self.size,
             filter: self.filter,
-            order: OrderBy::new(order),
+            order: Ordered::new(order),
             changes: self.changes,
         }
     }

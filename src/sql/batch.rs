@@ -48,19 +48,19 @@ impl<DB: Backend> QueryFragment<DB> for NoOrder {
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # fn main() {
-/// let _oldest_first = diesel_lease::__private::sql::OrderBy::new(jobs::id.asc());
+/// let _oldest_first = diesel_lease::__private::sql::Ordered::new(jobs::id.asc());
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
-pub struct OrderBy<Order>(Order);
+pub struct Ordered<Order>(Order);
 
-impl<Order> OrderBy<Order> {
+impl<Order> Ordered<Order> {
     /// `ORDER BY order`.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # fn main() {
-    /// let _by_id = diesel_lease::__private::sql::OrderBy::new(jobs::id);
+    /// let _by_id = diesel_lease::__private::sql::Ordered::new(jobs::id);
     /// # }
     /// ```
     pub fn new(order: Order) -> Self {
@@ -68,14 +68,14 @@ impl<Order> OrderBy<Order> {
     }
 }
 
-impl<DB: Backend, Order: QueryFragment<DB>> QueryFragment<DB> for OrderBy<Order> {
+impl<DB: Backend, Order: QueryFragment<DB>> QueryFragment<DB> for Ordered<Order> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         self.0.walk_ast(out)
     }
 }
 
 /// A batch `UPDATE` in one statement (PostgreSQL, SQLite); each backend puts its parts together
-/// ([`BatchInOneStatement`]). Cached by its SQL text, like [`Update`](super::Update): the
+/// ([`BatchInOneStatement`]). Cached by its SQL text, like [`CachedUpdate`](super::CachedUpdate): the
 /// caller's changes may vary it.
 ///
 /// ```

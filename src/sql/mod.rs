@@ -4,8 +4,8 @@
 //!
 //! A table author names these in statements composed by hand; the rest of the nodes are the
 //! library's own.
-pub(crate) mod and;
 pub(crate) mod batch;
+pub(crate) mod both;
 pub(crate) mod changes;
 pub(crate) mod clock;
 pub(crate) mod exact;
@@ -16,12 +16,12 @@ pub(crate) mod update;
 
 // What statements composed by hand use: the database's clock, `AND`, exact text, no changes, an
 // order, the cached update.
-pub use and::And;
-pub use batch::{NoOrder, OrderBy, MAX_BATCH_SIZE};
+pub use batch::{NoOrder, Ordered, MAX_BATCH_SIZE};
+pub use both::Both;
 pub use changes::NoChanges;
 pub use clock::{now, Now, Null};
 pub use exact::TextIs;
-pub use update::{update, Update};
+pub use update::{update, CachedUpdate};
 
 // The rest of every statement's parts, public only through `crate::__private::sql`.
 pub(crate) use batch::batch_limit;

@@ -44,9 +44,9 @@ use crate::backend::LeaseBackend;
 /// # Ok(())
 /// # }
 /// ```
-pub fn update<T: IntoUpdateTarget>(target: T) -> IncompleteUpdate<T::Table, T::WhereClause> {
+pub fn update<T: IntoUpdateTarget>(target: T) -> IncompleteCachedUpdate<T::Table, T::WhereClause> {
     let target = target.into_update_target();
-    IncompleteUpdate {
+    IncompleteCachedUpdate {
         table: target.table,
         where_clause: target.where_clause,
     }
@@ -62,12 +62,12 @@ pub fn update<T: IntoUpdateTarget>(target: T) -> IncompleteUpdate<T::Table, T::W
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct IncompleteUpdate<T, W> {
+pub struct IncompleteCachedUpdate<T, W> {
     table: T,
     where_clause: W,
 }
 
-impl<T: Table, W> IncompleteUpdate<T, W> {
+impl<T: Table, W> IncompleteCachedUpdate<T, W> {
     /// The changes: anything `diesel::update(..).set(..)` takes.
     ///
     /// ```
@@ -81,8 +81,11 @@ impl<T: Table, W> IncompleteUpdate<T, W> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn set<Changes: AsChangeset<Target = T>>(self, changes: Changes) -> Update<T, W, Changes> {
-        Update {
+    pub fn set<Changes: AsChangeset<Target = T>>(
+        self,
+        changes: Changes,
+    ) -> CachedUpdate<T, W, Changes> {
+        CachedUpdate {
             from_clause: self.table.from_clause(),
             access: AnyIndex,
             where_clause: self.where_clause,
@@ -100,14 +103,14 @@ impl<T: Table, W> IncompleteUpdate<T, W> {
 /// # use diesel_lease::prelude::*;
 /// # fn main() -> Result<(), diesel_lease::Error> {
 /// # let conn = &mut jobs_connection()?;
-/// let renew: diesel_lease::__private::sql::Update<jobs::table, _, _> =
+/// let renew: diesel_lease::__private::sql::CachedUpdate<jobs::table, _, _> =
 ///     diesel_lease::update(jobs::table.filter(jobs::table.held_by("no-such-token"))).set(jobs::table.renewed());
 /// assert_eq!(renew.execute(conn)?, 0);
 /// # Ok(())
 /// # }
 /// ```
 #[must_use = "an update does nothing until it is executed"]
-pub struct Update<T: Table, W, Changes: AsChangeset, Ret = NoReturning, Access = AnyIndex> {
+pub struct CachedUpdate<T: Table, W, Changes: AsChangeset, Ret = NoReturning, Access = AnyIndex> {
     from_clause: T::FromClause,
     access: Access,
     where_clause: W,
@@ -115,7 +118,7 @@ pub struct Update<T: Table, W, Changes: AsChangeset, Ret = NoReturning, Access =
     returning: Ret,
 }
 
-/// How an [`Update`] reaches its rows: by whatever index the server picks.
+/// How an [`CachedUpdate`] reaches its rows: by whatever index the server picks.
 ///
 /// ```
 /// let _any = diesel_lease::__private::sql::AnyIndex;
@@ -129,7 +132,7 @@ impl<DB: Backend> QueryFragment<DB> for AnyIndex {
     }
 }
 
-/// How an [`Update`] of rows named by their keys reaches them: through the primary key, where a
+/// How an [`CachedUpdate`] of rows named by their keys reaches them: through the primary key, where a
 /// backend can be told so ([`LeaseBackend::walk_primary_key_access`]), so that it locks no row
 /// outside its list, whatever plan the table's size or indexes would suggest.
 ///
@@ -146,7 +149,7 @@ impl<DB: LeaseBackend> QueryFragment<DB> for PrimaryKeyAccess {
 }
 
 impl<T: Table, W, Changes: AsChangeset, Ret, Access> std::fmt::Debug
-    for Update<T, W, Changes, Ret, Access>
+    for CachedUpdate<T, W, Changes, Ret, Access>
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(std::any::type_name::<Self>())
@@ -159,12 +162,12 @@ impl<T: Table, W, Changes: AsChangeset, Ret, Access> std::fmt::Debug
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # use diesel_lease::prelude::*;
-/// fn renew(token: &str) -> diesel_lease::__private::sql::UpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::dsl::HeldBy<'_, jobs::table>>, diesel_lease::dsl::Renewed<jobs::table>> {
+/// fn renew(token: &str) -> diesel_lease::__private::sql::CachedUpdateOf<diesel::dsl::Filter<jobs::table, diesel_lease::dsl::HeldBy<'_, jobs::table>>, diesel_lease::dsl::Renewed<jobs::table>> {
 ///     diesel_lease::update(jobs::table.filter(jobs::table.held_by(token))).set(jobs::table.renewed())
 /// }
 /// # fn main() {}
 /// ```
-pub type UpdateOf<Target, Changes> = Update<
+pub type CachedUpdateOf<Target, Changes> = CachedUpdate<
     <Target as diesel::associations::HasTable>::Table,
     <Target as IntoUpdateTarget>::WhereClause,
     Changes,
@@ -241,7 +244,7 @@ where
     }
 }
 
-impl<T, W, Changes, Ret, Access, DB> QueryFragment<DB> for Update<T, W, Changes, Ret, Access>
+impl<T, W, Changes, Ret, Access, DB> QueryFragment<DB> for CachedUpdate<T, W, Changes, Ret, Access>
 where
     DB: Backend,
     T: Table,
@@ -268,17 +271,17 @@ where
     }
 }
 
-/// An [`Update`] has no static query id: its changeset's SQL may vary with its values (an
+/// An [`CachedUpdate`] has no static query id: its changeset's SQL may vary with its values (an
 /// `Option` field drops its column when `None`), and Diesel keeps the types that would tell
 /// private. Diesel then caches it by its SQL text, which can never run another statement's SQL.
 impl<T: Table, W, Changes: AsChangeset, Ret, Access> QueryId
-    for Update<T, W, Changes, Ret, Access>
+    for CachedUpdate<T, W, Changes, Ret, Access>
 {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
-impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
+impl<T: Table, W, Changes: AsChangeset> CachedUpdate<T, W, Changes> {
     /// The same update giving back the whole rows it changed (`RETURNING`, PostgreSQL and SQLite).
     ///
     /// ```
@@ -294,7 +297,7 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn returning_all(self) -> Update<T, W, Changes, ReturningClause<T::AllColumns>> {
+    pub fn returning_all(self) -> CachedUpdate<T, W, Changes, ReturningClause<T::AllColumns>> {
         self.returning(T::all_columns())
     }
 
@@ -317,18 +320,18 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     pub fn returning<Selection>(
         self,
         selection: Selection,
-    ) -> Update<T, W, Changes, ReturningClause<Selection>> {
+    ) -> CachedUpdate<T, W, Changes, ReturningClause<Selection>> {
         self.returning_through(selection)
     }
 }
 
-impl<T: Table, W, Changes: AsChangeset, Access> Update<T, W, Changes, NoReturning, Access> {
+impl<T: Table, W, Changes: AsChangeset, Access> CachedUpdate<T, W, Changes, NoReturning, Access> {
     /// The same update, reaching its rows the same way, giving back `selection`.
     fn returning_through<Selection>(
         self,
         selection: Selection,
-    ) -> Update<T, W, Changes, ReturningClause<Selection>, Access> {
-        Update {
+    ) -> CachedUpdate<T, W, Changes, ReturningClause<Selection>, Access> {
+        CachedUpdate {
             from_clause: self.from_clause,
             access: self.access,
             where_clause: self.where_clause,
@@ -338,10 +341,10 @@ impl<T: Table, W, Changes: AsChangeset, Access> Update<T, W, Changes, NoReturnin
     }
 }
 
-impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
+impl<T: Table, W, Changes: AsChangeset> CachedUpdate<T, W, Changes> {
     /// An update the library builds from its parts, where `where_clause` renders ` WHERE ..`.
     pub(crate) fn new(table: T, where_clause: W, changes: Changes) -> Self {
-        Update {
+        CachedUpdate {
             from_clause: table.from_clause(),
             access: AnyIndex,
             where_clause,
@@ -351,11 +354,11 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes> {
     }
 }
 
-impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes, NoReturning, PrimaryKeyAccess> {
+impl<T: Table, W, Changes: AsChangeset> CachedUpdate<T, W, Changes, NoReturning, PrimaryKeyAccess> {
     /// An update of rows named by their keys, in `where_clause`, reaching them through the
     /// primary key.
     pub(crate) fn by_keys(table: T, where_clause: W, changes: Changes) -> Self {
-        Update {
+        CachedUpdate {
             from_clause: table.from_clause(),
             access: PrimaryKeyAccess,
             where_clause,
@@ -366,7 +369,7 @@ impl<T: Table, W, Changes: AsChangeset> Update<T, W, Changes, NoReturning, Prima
 }
 
 impl<T, W, Changes, Selection, Access> Query
-    for Update<T, W, Changes, ReturningClause<Selection>, Access>
+    for CachedUpdate<T, W, Changes, ReturningClause<Selection>, Access>
 where
     T: Table,
     Changes: AsChangeset,
@@ -375,12 +378,12 @@ where
     type SqlType = SqlTypeOf<Selection>;
 }
 
-impl<T: Table, W, Changes: AsChangeset> AsQuery for Update<T, W, Changes>
+impl<T: Table, W, Changes: AsChangeset> AsQuery for CachedUpdate<T, W, Changes>
 where
-    Update<T, W, Changes, ReturningClause<T::AllColumns>>: Query,
+    CachedUpdate<T, W, Changes, ReturningClause<T::AllColumns>>: Query,
 {
     type SqlType = <Self::Query as Query>::SqlType;
-    type Query = Update<T, W, Changes, ReturningClause<T::AllColumns>>;
+    type Query = CachedUpdate<T, W, Changes, ReturningClause<T::AllColumns>>;
 
     fn as_query(self) -> Self::Query {
         self.returning_all()
@@ -388,14 +391,15 @@ where
 }
 
 impl<T: Table, W, Changes: AsChangeset, Ret, Access, C> RunQueryDsl<C>
-    for Update<T, W, Changes, Ret, Access>
+    for CachedUpdate<T, W, Changes, Ret, Access>
 {
 }
 
 impl<T: Table, W, Changes: AsChangeset, Access, Selection>
-    crate::backend::ReturnsSelection<Selection> for Update<T, W, Changes, NoReturning, Access>
+    crate::backend::ReturnsSelection<Selection>
+    for CachedUpdate<T, W, Changes, NoReturning, Access>
 {
-    type Returning = Update<T, W, Changes, ReturningClause<Selection>, Access>;
+    type Returning = CachedUpdate<T, W, Changes, ReturningClause<Selection>, Access>;
 
     fn returning(self, selection: Selection) -> Self::Returning {
         self.returning_through(selection)

@@ -12,20 +12,20 @@ use diesel::QueryResult;
 /// # include!("../doctest_setup.rs");
 /// # use diesel::prelude::*;
 /// # fn main() {
-/// let _both = diesel_lease::__private::sql::And::new(jobs::id.eq(1), jobs::status.eq("queued"));
+/// let _both = diesel_lease::__private::sql::Both::new(jobs::id.eq(1), jobs::status.eq("queued"));
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, QueryId)]
-pub struct And<A, B>(A, B);
+pub struct Both<A, B>(A, B);
 
-impl<A, B> And<A, B> {
+impl<A, B> Both<A, B> {
     /// `(a AND b)`.
     ///
     /// ```
     /// # include!("../doctest_setup.rs");
     /// # use diesel::prelude::*;
     /// # fn main() {
-    /// let _both = diesel_lease::__private::sql::And::new(jobs::id.eq(1), jobs::id.eq(2));
+    /// let _both = diesel_lease::__private::sql::Both::new(jobs::id.eq(1), jobs::id.eq(2));
     /// # }
     /// ```
     pub fn new(a: A, b: B) -> Self {
@@ -33,20 +33,20 @@ impl<A, B> And<A, B> {
     }
 }
 
-impl<A: Expression, B: Expression> Expression for And<A, B> {
+impl<A: Expression, B: Expression> Expression for Both<A, B> {
     type SqlType = Nullable<Bool>;
 }
 
-impl<A: AppearsOnTable<QS>, B: AppearsOnTable<QS>, QS> AppearsOnTable<QS> for And<A, B> where
+impl<A: AppearsOnTable<QS>, B: AppearsOnTable<QS>, QS> AppearsOnTable<QS> for Both<A, B> where
     Self: Expression
 {
 }
 
-impl<A, B, GroupBy> ValidGrouping<GroupBy> for And<A, B> {
+impl<A, B, GroupBy> ValidGrouping<GroupBy> for Both<A, B> {
     type IsAggregate = is_aggregate::Never;
 }
 
-impl<A: QueryFragment<DB>, B: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for And<A, B> {
+impl<A: QueryFragment<DB>, B: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for Both<A, B> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql("(");
         self.0.walk_ast(out.reborrow())?;
