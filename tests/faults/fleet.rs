@@ -66,14 +66,7 @@ impl Tally {
 
     /// The errors, as `kind: count` lines; "none" when there were none.
     pub fn errors_text(&self) -> String {
-        if self.errors.is_empty() {
-            return "none".into();
-        }
-        self.errors
-            .iter()
-            .map(|(kind, count)| format!("{kind}: {count}"))
-            .collect::<Vec<_>>()
-            .join("; ")
+        crate::shared::errors_text(&self.errors)
     }
 
     /// The errors other than SQLite's retryable "database is locked".

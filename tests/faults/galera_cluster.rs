@@ -4,7 +4,6 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
@@ -29,12 +28,6 @@ impl CustomizeConnection<MysqlConnection, diesel::r2d2::Error> for SyncWait {
         conn.batch_execute("SET SESSION wsrep_sync_wait = 1")
             .map_err(diesel::r2d2::Error::QueryError)
     }
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 pub(crate) struct Node {

@@ -14,8 +14,9 @@ use diesel_lease::prelude::*;
 use crate::calls::Calls;
 use crate::db::{self, fault_jobs, FaultConn, Kind};
 use crate::fleet;
-use crate::galera_cluster::{lock, Cluster, DATABASE, NODES};
+use crate::galera_cluster::{Cluster, DATABASE, NODES};
 use crate::report::Outcome;
+use crate::shared::{errors_text, lock};
 
 pub(crate) const CONTENDED_ROWS: i64 = 20;
 const CONTENTION: Duration = Duration::from_secs(4);
@@ -239,17 +240,6 @@ pub(crate) fn contention(
         )
     });
     Ok(())
-}
-
-fn errors_text(errors: &BTreeMap<String, u64>) -> String {
-    if errors.is_empty() {
-        return "none".into();
-    }
-    errors
-        .iter()
-        .map(|(kind, count)| format!("{kind}: {count}"))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Claims rows among the contended ones until the time is up: by key, or the first two free

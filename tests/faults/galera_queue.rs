@@ -11,9 +11,10 @@ use diesel::MysqlConnection;
 use crate::calls::Calls;
 use crate::db::{self, FaultConn, Kind, Pool};
 use crate::fleet;
-use crate::galera_cluster::{lock, Cluster, NODES};
+use crate::galera_cluster::{Cluster, NODES};
 use crate::queue;
 use crate::report::{millis, Outcome};
+use crate::shared::{errors_text, lock};
 
 /// The node killed mid-run (not the one that bootstrapped the cluster).
 const VICTIM: usize = 2;
@@ -182,15 +183,7 @@ pub(crate) fn queue_with_a_node_killed(
     }
     outcome.figure(
         "queue: worker errors, by node and kind (the victim's while it was away)",
-        if errors.is_empty() {
-            "none".into()
-        } else {
-            errors
-                .iter()
-                .map(|(kind, count)| format!("{kind}: {count}"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        },
+        errors_text(&errors),
     );
     let tally = fleet::Tally {
         stale: tallies.iter().map(|tally| tally.stale).sum(),

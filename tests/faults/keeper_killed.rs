@@ -1,6 +1,7 @@
 //! The keeper under faults (scenario 6, keeper.rs), part (a): its own connection killed by
 //! another session, the sessions its pool opens remembered so that they can be killed, and the
 //! renewals the triggers logged meanwhile.
+use crate::shared::lock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,12 +34,6 @@ impl<C: FaultConn> CustomizeConnection<C, diesel::r2d2::Error> for Sessions {
         lock(&self.0).extend(id);
         Ok(())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The renewals the triggers logged for `token` on row `row`: the largest gap between two, by

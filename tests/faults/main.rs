@@ -46,6 +46,7 @@ mod report;
 mod restarted;
 mod restarts;
 mod server;
+mod shared;
 mod skewed;
 mod soak;
 mod unanswered;

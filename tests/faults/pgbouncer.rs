@@ -4,6 +4,7 @@
 //! with `diesel_lease::pg::PgTransactionPooling`; asserted as there. Then, without the setup,
 //! the same queue for 2 s and `run_migrations`, whose failures are published as observed, not
 //! asserted.
+use crate::shared::{errors_text, lock};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -149,18 +150,7 @@ fn without_setup(url: &str, outcome: &mut Outcome) -> Result<(), String> {
         ),
         cycles,
     );
-    outcome.figure(
-        &format!("{label}: errors, by kind"),
-        if errors.is_empty() {
-            "none".into()
-        } else {
-            errors
-                .iter()
-                .map(|(kind, count)| format!("{kind}: {count}"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        },
-    );
+    outcome.figure(&format!("{label}: errors, by kind"), errors_text(&errors));
     outcome.figure(
         &format!("{label}: run_migrations, 5 times on one connection"),
         match migrations {
@@ -178,10 +168,4 @@ fn without_setup(url: &str, outcome: &mut Outcome) -> Result<(), String> {
         },
     );
     Ok(())
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -5,6 +5,7 @@
 //! connection settings it documents; the keeper tells the work of the loss before the lease
 //! runs out by the database's clock, and the work stops; once the packets flow again, no job
 //! lost, none done twice, no takeover of a claim younger than the lease.
+use crate::shared::lock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -346,10 +347,4 @@ fn port_of(url: &str) -> Option<u16> {
 
 fn open_jobs<C: FaultConn>(pool: &Pool<C>) -> Option<i64> {
     pool.get().ok()?.open_jobs().ok()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
