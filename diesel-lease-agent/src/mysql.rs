@@ -75,7 +75,10 @@ where
     }
 }
 
-impl<Condition, ChatSet, UserSet, C> RunQueryDsl<C> for OnBoth<Condition, ChatSet, UserSet> {}
+impl<Condition, ChatSet, UserSet> diesel::query_dsl::RunQueryDslSupport
+    for OnBoth<Condition, ChatSet, UserSet>
+{
+}
 
 /// `table`.`column` = value: an assignment in a statement on two tables, where a column's name
 /// alone is ambiguous (Diesel's changesets write it alone).

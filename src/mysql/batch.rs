@@ -224,7 +224,7 @@ where
     type SqlType = <T::PrimaryKey as Expression>::SqlType;
 }
 
-impl<T: Table, F, O, C> RunQueryDsl<C> for Candidates<T, F, O> {}
+impl<T: Table, F, O> diesel::query_dsl::RunQueryDslSupport for Candidates<T, F, O> {}
 
 /// `SELECT key FROM table FORCE INDEX (PRIMARY) WHERE key IN (..) AND .. LIMIT n FOR UPDATE
 /// SKIP LOCKED`: a batch's candidates locked through the primary key alone, on MySQL/MariaDB,
@@ -286,7 +286,7 @@ where
     type SqlType = <T::PrimaryKey as Expression>::SqlType;
 }
 
-impl<Keys, T: Table, F, C> RunQueryDsl<C> for LockKeys<Keys, T, F> {}
+impl<Keys, T: Table, F> diesel::query_dsl::RunQueryDslSupport for LockKeys<Keys, T, F> {}
 
 #[cfg(test)]
 mod tests {

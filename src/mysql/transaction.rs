@@ -64,4 +64,4 @@ impl QueryFragment<Mysql> for Commit {
     }
 }
 
-impl<C> RunQueryDsl<C> for Commit {}
+impl diesel::query_dsl::RunQueryDslSupport for Commit {}

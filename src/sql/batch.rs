@@ -3,7 +3,8 @@
 use diesel::backend::Backend;
 use diesel::expression::Expression;
 use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
-use diesel::{QueryResult, RunQueryDsl, Table};
+use diesel::query_dsl::RunQueryDslSupport;
+use diesel::{QueryResult, Table};
 
 use super::{NoReturning, ReturningClause};
 #[cfg(any(feature = "postgres", feature = "sqlite"))]
@@ -165,7 +166,10 @@ impl<T: Table, F, O, Set: AsChangeset, Selection: Expression> Query
     type SqlType = Selection::SqlType;
 }
 
-impl<T: Table, F, O, Set: AsChangeset, Ret, C> RunQueryDsl<C> for BatchUpdate<T, F, O, Set, Ret> {}
+impl<T: Table, F, O, Set: AsChangeset, Ret> diesel::query_dsl::RunQueryDslSupport
+    for BatchUpdate<T, F, O, Set, Ret>
+{
+}
 
 impl<T: Table, F, O, Set: AsChangeset, Selection> ReturnsSelection<Selection>
     for BatchUpdate<T, F, O, Set, NoReturning>

@@ -4,7 +4,8 @@ use std::marker::PhantomData;
 use diesel::backend::Backend;
 use diesel::expression::Expression;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::{QueryResult, RunQueryDsl, Table};
+use diesel::query_dsl::RunQueryDslSupport;
+use diesel::{QueryResult, Table};
 
 use crate::backend::LeaseBackend;
 
@@ -202,7 +203,7 @@ impl<T: Table, Selection: Expression, Condition, Lock> Query
     type SqlType = Selection::SqlType;
 }
 
-impl<T: Table, Selection, Condition, Lock, C> RunQueryDsl<C>
+impl<T: Table, Selection, Condition, Lock> diesel::query_dsl::RunQueryDslSupport
     for SelectWhere<T, Selection, Condition, Lock>
 {
 }
@@ -296,4 +297,4 @@ impl<T: Table> Query for CountPerOwner<T> {
     );
 }
 
-impl<T: Table, C> RunQueryDsl<C> for CountPerOwner<T> {}
+impl<T: Table> RunQueryDslSupport for CountPerOwner<T> {}

@@ -11,8 +11,9 @@ use diesel::expression::Expression;
 use diesel::query_builder::{
     AsChangeset, AsQuery, AstPass, IntoUpdateTarget, Query, QueryFragment, QueryId,
 };
+use diesel::query_dsl::RunQueryDslSupport;
 use diesel::result::Error::QueryBuilderError;
-use diesel::{QueryResult, RunQueryDsl, Table};
+use diesel::{QueryResult, Table};
 
 use crate::backend::LeaseBackend;
 
@@ -390,7 +391,7 @@ where
     }
 }
 
-impl<T: Table, W, Changes: AsChangeset, Ret, Access, C> RunQueryDsl<C>
+impl<T: Table, W, Changes: AsChangeset, Ret, Access> diesel::query_dsl::RunQueryDslSupport
     for CachedUpdate<T, W, Changes, Ret, Access>
 {
 }
