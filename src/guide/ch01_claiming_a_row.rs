@@ -139,4 +139,49 @@
 //! # }
 //! ```
 //!
+//! These pieces are Diesel's statements to diesel-async too: on `AsyncPgConnection`,
+//! `AsyncMysqlConnection` or `SyncConnectionWrapper<SqliteConnection>`, the same claim is one
+//! `UPDATE` run by `diesel_async::RunQueryDsl`, its matched-row count the answer, every time the
+//! database's. (The library's own statements, `.claim_row(..)` and the rest, and the
+//! [`Keeper`](crate::Keeper) run on Diesel's connections for now.)
+//!
+//! ```
+//! # include!("../doctest_setup.rs");
+//! # #[cfg(feature = "sqlite")]
+//! # mod on_sqlite {
+//! # use super::jobs;
+//! use diesel::prelude::*;
+//! use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+//! use diesel_async::{AsyncConnection, RunQueryDsl};
+//! use diesel_lease::prelude::*;
+//!
+//! /// Claims job `id` for `worker`: whether it won.
+//! async fn claim_job<C>(conn: &mut C, id: i64, worker: &Claim) -> Result<bool, diesel_lease::Error>
+//! where
+//!     C: diesel_async::AsyncConnection<Backend = diesel::sqlite::Sqlite>,
+//! {
+//!     let lease = Lease::from_secs(30)?;
+//!     let claimed = diesel_lease::update(jobs::table.find(id).filter(jobs::table.claimable(lease)))
+//!         .set((jobs::table.taken(worker), jobs::status.eq("running")))
+//!         .execute(conn)
+//!         .await?;
+//!     Ok(claimed == 1)
+//! }
+//!
+//! pub async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//!     let conn = &mut SyncConnectionWrapper::<diesel::SqliteConnection>::establish(":memory:").await?;
+//! #   diesel::sql_query("CREATE TABLE jobs (id BIGINT PRIMARY KEY, status TEXT NOT NULL, owner TEXT, claim_token TEXT, claimed_at TEXT)").execute(conn).await?;
+//! #   diesel::sql_query("INSERT INTO jobs (id, status) VALUES (1, 'queued')").execute(conn).await?;
+//!     assert!(claim_job(conn, 1, &Claim::new("worker-1")?).await?);
+//!     assert!(!claim_job(conn, 1, &Claim::new("worker-2")?).await?, "held by worker-1");
+//!     Ok(())
+//! }
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[cfg(feature = "sqlite")]
+//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(on_sqlite::run())?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Next: [chapter 2, a queue](super::ch02_a_queue).

@@ -166,10 +166,7 @@ impl<T: Table, F, O, Set: AsChangeset, Selection: Expression> Query
     type SqlType = Selection::SqlType;
 }
 
-impl<T: Table, F, O, Set: AsChangeset, Ret> diesel::query_dsl::RunQueryDslSupport
-    for BatchUpdate<T, F, O, Set, Ret>
-{
-}
+impl<T: Table, F, O, Set: AsChangeset, Ret> RunQueryDslSupport for BatchUpdate<T, F, O, Set, Ret> {}
 
 impl<T: Table, F, O, Set: AsChangeset, Selection> ReturnsSelection<Selection>
     for BatchUpdate<T, F, O, Set, NoReturning>

@@ -203,7 +203,7 @@ impl<T: Table, Selection: Expression, Condition, Lock> Query
     type SqlType = Selection::SqlType;
 }
 
-impl<T: Table, Selection, Condition, Lock> diesel::query_dsl::RunQueryDslSupport
+impl<T: Table, Selection, Condition, Lock> RunQueryDslSupport
     for SelectWhere<T, Selection, Condition, Lock>
 {
 }

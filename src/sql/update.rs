@@ -391,7 +391,7 @@ where
     }
 }
 
-impl<T: Table, W, Changes: AsChangeset, Ret, Access> diesel::query_dsl::RunQueryDslSupport
+impl<T: Table, W, Changes: AsChangeset, Ret, Access> RunQueryDslSupport
     for CachedUpdate<T, W, Changes, Ret, Access>
 {
 }

@@ -272,7 +272,7 @@ fn contend(
         // The rows won, as their claim holds them: by one row's claim or a batch's, in turn.
         let claimed = calls.timed("contention: claim", || {
             Claim::new(name).and_then(|claim| {
-                if round % 2 == 0 {
+                if round.is_multiple_of(2) {
                     fault_jobs::table
                         .claim_row(row, lease)
                         .by(&claim)
@@ -298,7 +298,7 @@ fn contend(
                 continue;
             }
             Err(error) => {
-                let how = if round % 2 == 0 {
+                let how = if round.is_multiple_of(2) {
                     "claim_row"
                 } else {
                     "claim_batch"

@@ -9,7 +9,7 @@ fn a_keepers_stats_count_its_rounds_the_rows_it_renewed_and_the_rows_it_lost_by_
     let kept = keeper.keep(&held).unwrap();
     let kept_at = keeper.stats();
     assert!(
-        kept_at.rows_renewed >= 3 && kept_at.rows_renewed % 3 == 0,
+        kept_at.rows_renewed >= 3 && kept_at.rows_renewed.is_multiple_of(3),
         "the keep's own renewal of the three rows, and any round's since: {kept_at}"
     );
     assert!(kept_at.renewal_statements >= 1, "{kept_at}");
