@@ -45,6 +45,9 @@ type BatchClaimPlan<T, F, O, Changes, Selection> = BatchPlan<
 /// * SQLite: `UPDATE .. WHERE key IN (SELECT key .. LIMIT n) .. RETURNING`; SQLite runs one
 ///   writer at a time.
 ///
+/// Claims in the order of the primary key from where the last one ended, rather than from the
+/// head of an order of yours, are [`from_cursor`](Self::from_cursor)'s.
+///
 /// A size of zero or above [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE) is
 /// [`Error::InvalidBatchSize`], before anything is sent. A batch that loses a write conflict
 /// outside a transaction of the caller's (a deadlock, a Galera certification failure) claims
@@ -278,8 +281,8 @@ impl<T: ClaimLease, F, Changes, Selection, By> ClaimBatch<T, F, NoOrder, Changes
     /// time's, and a row that becomes claimable behind the cursor (released, or its lease run
     /// out) waits for the cursor to come round. The bound: every row that stays claimable and
     /// unlocked is claimed within one pass of the cursor over the queue, at most
-    /// `ceil(n / size) + 1` claims through it for `n` claimable rows (the guide's chapter on
-    /// batches says more).
+    /// `ceil(n / size) + 1` claims through it for `n` claimable rows, with one claimer (the
+    /// guide's [chapter 2](crate::guide::ch02_a_queue) says more).
     ///
     /// The cursor moves to the greatest key claimed by the key's Rust order; where that differs
     /// from the database's (text under a collation), it stands at or before the end of the last
