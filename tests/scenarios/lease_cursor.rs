@@ -114,8 +114,12 @@ fn claimers_sharing_a_cursor_on_connections_of_their_own_win_disjoint_rows() {
         let mut mine = Vec::new();
         let mut empty = 0;
         // A claim can come back empty while the others' claims hold the rows it would take;
-        // a few in a row mean the queue is drained.
+        // a few in a row mean the queue is drained. Bounded, so that a claim that never comes
+        // back empty fails the test rather than hanging it.
+        let mut claims = 0;
         while empty < 3 {
+            claims += 1;
+            assert!(claims < 200, "40 rows in batches of 3 never drained");
             let keys = claim_from(conn, &ids, 3, &cursor);
             if keys.is_empty() {
                 empty += 1;
