@@ -3,7 +3,7 @@
 //! it reaches the end of the queue.
 
 use crate::query::cursor::ClaimCursor;
-use crate::sql::{After, NoOrder, Ordered};
+use crate::sql::{After, CallerOrder, Ordered};
 use crate::{ClaimLease, Error};
 
 /// The rows a batch's statement won: each with its key and fence.
@@ -58,9 +58,10 @@ pub trait StartsBatch<T: ClaimLease, F, Parts> {
         Run: FnMut(Self::Filter, Self::Order, Parts, i64) -> Result<Won<Row, T::Key>, Error>;
 }
 
-impl<T: ClaimLease, F, Parts> StartsBatch<T, F, Parts> for NoOrder {
+/// The caller's order, or none: one statement.
+impl<T: ClaimLease, F, Parts, O: CallerOrder> StartsBatch<T, F, Parts> for O {
     type Filter = F;
-    type Order = NoOrder;
+    type Order = O;
 
     fn claim<Row, Run>(
         self,
@@ -71,26 +72,7 @@ impl<T: ClaimLease, F, Parts> StartsBatch<T, F, Parts> for NoOrder {
         mut run: Run,
     ) -> Result<Won<Row, T::Key>, Error>
     where
-        Run: FnMut(F, NoOrder, Parts, i64) -> Result<Won<Row, T::Key>, Error>,
-    {
-        run(filter, self, parts, limit)
-    }
-}
-
-impl<T: ClaimLease, F, Parts, O> StartsBatch<T, F, Parts> for Ordered<O> {
-    type Filter = F;
-    type Order = Ordered<O>;
-
-    fn claim<Row, Run>(
-        self,
-        _: T,
-        filter: F,
-        parts: Parts,
-        limit: i64,
-        mut run: Run,
-    ) -> Result<Won<Row, T::Key>, Error>
-    where
-        Run: FnMut(F, Ordered<O>, Parts, i64) -> Result<Won<Row, T::Key>, Error>,
+        Run: FnMut(F, O, Parts, i64) -> Result<Won<Row, T::Key>, Error>,
     {
         run(filter, self, parts, limit)
     }
