@@ -52,6 +52,10 @@ pub enum Error {
     /// [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE).
     #[error("invalid batch size: {0}")]
     InvalidBatchSize(String),
+    /// A [`ClaimCursor`](crate::ClaimCursor) that went through one table was given a claim of
+    /// another.
+    #[error("invalid cursor: {0}")]
+    InvalidCursor(String),
     /// A wait ([`ClaimRow::waiting`](crate::ClaimRow::waiting),
     /// [`ClaimBatch::waiting`](crate::ClaimBatch::waiting)) of zero or past what the clock can
     /// count, or an interval between its attempts shorter than a millisecond.

@@ -72,8 +72,8 @@ pub use migration::LeaseColumns;
 pub use node::Node;
 pub use outcome::{Batch, Claimed, LeaseHolder, Refusal, Refused, Won};
 pub use query::{
-    CheckOut, ClaimBatch, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows, Reap,
-    RunLeaseDsl, Waiting,
+    CheckOut, ClaimBatch, ClaimCursor, ClaimRow, HeldRows, Holds, LeaseDsl, LeaseQuery, OwnedRows,
+    Reap, RunLeaseDsl, Waiting,
 };
 pub use sql::{now, update, MAX_BATCH_SIZE};
 pub use table::{ClaimLease, Fenced, NoFence};
@@ -92,9 +92,9 @@ pub mod __private {
     };
     pub use crate::outcome::Holder;
     pub use crate::query::{
-        AllHeld, Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, Guarded, Health,
-        HeldPerOwner, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseStatement, NoClaimant,
-        OwnerRelease, Releasing, Renewing, StaleOnly, WriteKind, Writing,
+        AllHeld, Answer, ChangesGiven, Claimant, DatabaseTime, DatedRenewal, FromCursor, Guarded,
+        Health, HeldPerOwner, Holders, HoldersFilter, Holding, IncompleteWrite, LeaseStatement,
+        NoClaimant, OwnerRelease, Releasing, Renewing, StaleOnly, StartsBatch, WriteKind, Writing,
     };
     pub use crate::table::{
         sql_table_name, BindKey, Claimable, ClaimedAtType, Fence, FenceBump, FenceRead, Fresh,
@@ -105,6 +105,7 @@ pub mod __private {
 
     /// The SQL nodes every statement is made of.
     pub mod sql {
+        pub use crate::sql::after::After;
         pub use crate::sql::batch::BatchUpdate;
         pub use crate::sql::clock::{Ago, ClockMicros, MicrosSince};
         pub use crate::sql::exact::TextIn;

@@ -94,6 +94,7 @@ on_every_backend! {
         include!("scenarios/lease_changes.rs");
         include!("scenarios/lease_refusals.rs");
         include!("scenarios/lease_batch.rs");
+        include!("scenarios/lease_cursor.rs");
         include!("scenarios/lease_reap.rs");
         include!("scenarios/lease_fence.rs");
 
@@ -152,6 +153,7 @@ mod scenarios {
     mod lease_batch;
     mod lease_changes;
     mod lease_clock;
+    mod lease_cursor;
     mod lease_fence;
     mod lease_holder;
     mod lease_mysql;

@@ -8,7 +8,8 @@
 //! * 15, a pinned horizon: the same work for a minute, then a minute while a `REPEATABLE READ`
 //!   transaction on another connection keeps its snapshot (no dead tuple younger than it can be
 //!   removed), then a minute after it ends; the pinned minute's jobs/s against the minute before,
-//!   and the dead tuples each leaves.
+//!   and the dead tuples each leaves; then, after a `VACUUM` of the table, the same three
+//!   minutes with the workers claiming from a shared cursor (`ClaimBatch::from_cursor`).
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -39,18 +40,34 @@ const PIN_GOAL: f64 = 0.8;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Minute {
     Churn(usize),
-    BeforePin,
-    Pinned,
-    AfterPin,
+    BeforePin(Start),
+    Pinned(Start),
+    AfterPin(Start),
+}
+
+/// Where the workers' claims start: the queue's head, or a shared cursor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Start {
+    Head,
+    Cursor,
+}
+
+impl Start {
+    fn describe(self) -> &'static str {
+        match self {
+            Start::Head => "",
+            Start::Cursor => ", claims from a cursor",
+        }
+    }
 }
 
 impl Minute {
     fn describe(self) -> String {
         match self {
             Minute::Churn(n) => format!("minute {n} of churn"),
-            Minute::BeforePin => "the minute before the pin".into(),
-            Minute::Pinned => "the pinned minute".into(),
-            Minute::AfterPin => "the minute after the pin".into(),
+            Minute::BeforePin(s) => format!("the minute before the pin{}", s.describe()),
+            Minute::Pinned(s) => format!("the pinned minute{}", s.describe()),
+            Minute::AfterPin(s) => format!("the minute after the pin{}", s.describe()),
         }
     }
 }
@@ -101,7 +118,13 @@ pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
         minutes.extend((1..=plan.churn_minutes).map(Minute::Churn));
     }
     if options.runs(HORIZON) {
-        minutes.extend([Minute::BeforePin, Minute::Pinned, Minute::AfterPin]);
+        for start in [Start::Head, Start::Cursor] {
+            minutes.extend([
+                Minute::BeforePin(start),
+                Minute::Pinned(start),
+                Minute::AfterPin(start),
+            ]);
+        }
     }
     println!(
         "-- {SECTION}, {HORIZON}. churn and a pinned horizon: {} minutes of {} s",
@@ -114,21 +137,32 @@ pub fn run(url: &str, options: &Options, results: &mut Results) -> Res<()> {
     Pg::growth_setup(&mut monitor, ROWS, DONE)?;
     let jobs = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
+    let from_cursor = AtomicBool::new(false);
+    let cursor = diesel_lease::ClaimCursor::<i64>::new();
     let measured = std::thread::scope(|scope| -> Res<Vec<Measured>> {
         let workers: Vec<_> = (0..WORKERS)
             .map(|_| {
                 let (pool, jobs, stop) = (&pool, &jobs, &stop);
+                let (from_cursor, cursor) = (&from_cursor, cursor.clone());
                 scope.spawn(move || -> Res<()> {
                     let mut conn = pool.get()?;
                     while !stop.load(Ordering::Relaxed) {
-                        let claimed = Pg::growth_cycle(&mut conn, BATCH, lease, "queued")?;
+                        let cursor = from_cursor.load(Ordering::Relaxed).then_some(&cursor);
+                        let claimed =
+                            Pg::growth_cycle_from(&mut conn, BATCH, lease, "queued", cursor)?;
                         jobs.fetch_add(claimed as u64, Ordering::Relaxed);
                     }
                     Ok(())
                 })
             })
             .collect();
-        let measured = watch(url, &mut monitor, &minutes, plan.minute, &jobs);
+        let measured = watch(
+            url,
+            &mut monitor,
+            &minutes,
+            plan.minute,
+            (&jobs, &from_cursor),
+        );
         stop.store(true, Ordering::Relaxed);
         for worker in workers {
             worker
@@ -149,7 +183,7 @@ fn watch(
     monitor: &mut PgConnection,
     minutes: &[Minute],
     minute_length: Duration,
-    jobs: &AtomicU64,
+    (jobs, from_cursor): (&AtomicU64, &AtomicBool),
 ) -> Res<Vec<Measured>> {
     let mut pin = PgConnection::establish(url)?;
     let mut measured = Vec::new();
@@ -159,7 +193,18 @@ fn watch(
         table_stats(monitor)?,
     );
     for minute in minutes {
-        if *minute == Minute::Pinned {
+        if *minute == Minute::BeforePin(Start::Cursor) {
+            // The cursor's minutes start from a table as clean as the head's did, not from the
+            // backlog the head's pin left.
+            from_cursor.store(true, Ordering::Relaxed);
+            monitor.batch_execute("VACUUM bench_growth")?;
+            last = (
+                Instant::now(),
+                jobs.load(Ordering::Relaxed),
+                table_stats(monitor)?,
+            );
+        }
+        if matches!(minute, Minute::Pinned(_)) {
             // The snapshot is taken by the transaction's first read, and kept until COMMIT.
             pin.batch_execute(
                 "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM bench_growth",
@@ -171,7 +216,7 @@ fn watch(
             jobs.load(Ordering::Relaxed),
             table_stats(monitor)?,
         );
-        if *minute == Minute::Pinned {
+        if matches!(minute, Minute::Pinned(_)) {
             pin.batch_execute("COMMIT")?;
         }
         let (updates, hot) = (now.2.updates - last.2.updates, now.2.hot - last.2.hot);
@@ -232,11 +277,30 @@ fn report(measured: &[Measured], churn_minutes: usize, results: &mut Results) {
             ));
         }
     }
-    if let (Some(before), Some(pinned), Some(after)) = (
-        find(Minute::BeforePin),
-        find(Minute::Pinned),
-        find(Minute::AfterPin),
+    if let (Some(head), Some(cursor)) = (
+        find(Minute::BeforePin(Start::Head)),
+        find(Minute::BeforePin(Start::Cursor)),
     ) {
+        // Nothing pins the horizon in either: what claiming from a cursor costs by itself.
+        results.push(row(
+            HORIZON,
+            format!(
+                "jobs/s, {WORKERS} workers, batch {BATCH}, nothing pinned: claims from a cursor \
+                 against claims from the head"
+            ),
+            ("claims from the head", head),
+            ("claims from a cursor".to_owned(), cursor),
+            None,
+        ));
+    }
+    for start in [Start::Head, Start::Cursor] {
+        let (Some(before), Some(pinned), Some(after)) = (
+            find(Minute::BeforePin(start)),
+            find(Minute::Pinned(start)),
+            find(Minute::AfterPin(start)),
+        ) else {
+            continue;
+        };
         for (name, m, goal) in [
             (
                 "the pinned minute",
@@ -248,7 +312,8 @@ fn report(measured: &[Measured], churn_minutes: usize, results: &mut Results) {
             results.push(row(
                 HORIZON,
                 format!(
-                    "jobs/s, {WORKERS} workers, batch {BATCH}, {name} against the minute before"
+                    "jobs/s, {WORKERS} workers, batch {BATCH}{}, {name} against the minute before",
+                    start.describe()
                 ),
                 ("the minute before", before),
                 (name.to_owned(), m),

@@ -91,6 +91,7 @@ impl<T, F, O, Changes, Selection, By, Order> OrderDsl<Order>
 where
     T: ClaimLease,
     Order: Expression + AppearsOnTable<T>,
+    O: crate::sql::CallerOrder,
 {
     type Output = Batch<T, F, Ordered<Order>, Changes, Selection, By>;
 

@@ -63,6 +63,78 @@
 //! ([`ClaimIndex`](crate::ClaimIndex)): claims read it when they filter on that status and order
 //! by that key, as above.
 //!
+//! ## Claims from a cursor: a queue that a long transaction does not slow down
+//!
+//! A claim in your order reads the claim index from the queue's head. On PostgreSQL, while any
+//! transaction keeps an old snapshot open (a report, a long migration, `pg_dump`), no row
+//! version that snapshot could see may be removed: every claim and every finish leaves an entry
+//! in the index that stays, and a claim from the head visits all those at the head, more with
+//! every job claimed since the snapshot was taken (docs/benchmarks.md, measurement 15: claims
+//! at a tenth of their rate). MariaDB's purge lag behind an old read view is the same in kind.
+//!
+//! [`.from_cursor(&cursor)`](crate::ClaimBatch::from_cursor) claims in the order of the primary
+//! key, starting after the last key claimed through `cursor` (a
+//! [`ClaimCursor`](crate::ClaimCursor)), so that a claim visits only the entries past where the
+//! last one ended. When the rows past the cursor are fewer than the size, the same call claims
+//! the rest from the head, and the cursor wraps around. Clones of a cursor share its position:
+//! give one to every worker of a process, each on its own connection.
+//!
+//! ```
+//! # include!("../doctest_setup.rs");
+//! use diesel::prelude::*;
+//! use diesel_lease::{prelude::*, ClaimCursor};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let conn = &mut jobs_connection()?;
+//! diesel::sql_query("INSERT INTO jobs (id, status) VALUES (2, 'queued'), (3, 'queued')")
+//!     .execute(conn)?;
+//! let lease = Lease::from_secs(30)?;
+//! let cursor = ClaimCursor::new();
+//! let next = |conn: &mut _, size| {
+//!     jobs::table
+//!         .claim_batch(size, lease)
+//!         .by(&Claim::new("worker-1")?)
+//!         .filter(jobs::status.eq("queued"))
+//!         .from_cursor(&cursor)
+//!         .set(jobs::status.eq("running"))
+//!         .returning(jobs::id)
+//!         .run::<i64>(conn)
+//! };
+//! let first = next(conn, 2)?;
+//! assert_eq!(cursor.last(), Some(2), "the greatest key claimed");
+//!
+//! // Job 1 is done and queued again, behind the cursor.
+//! first.release().set(jobs::status.eq("queued")).run(conn)?;
+//! let mut wrapped = next(conn, 2)?.keys().to_vec();
+//! wrapped.sort();
+//! assert_eq!(wrapped, [1, 3], "job 3 past the cursor, then job 1 from the head, in one call");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What it gives up, and the bound it keeps:
+//!
+//! * **The order is the key's.** Claims take rows in primary-key order from the cursor, not in
+//!   an order of yours, so `.order_by(..)` and `.from_cursor(..)` do not go together (the
+//!   compiler says so). A queue whose key grows with the time a job is due (a sequence, a
+//!   time-ordered UUID) is claimed in due order within one pass.
+//! * **No row is starved.** A row that stays claimable, and that no other transaction holds
+//!   locked, is claimed within one pass of the cursor over the queue: with one claimer, at most
+//!   `ceil(n / size) + 1` claims through the cursor, `n` the claimable rows; with claimers
+//!   sharing a cursor, within one pass of their claims taken together. A row queued again behind
+//!   the cursor (a retry, a reap) waits for that pass, where a claim from the head would take it
+//!   next.
+//! * **Two statements at the end of a pass.** The claim that reaches the end of the queue, and
+//!   finds fewer rows than asked, sends a second statement from the head; a queue that is
+//!   short, or empty, is claimed from the head in one statement, as without a cursor.
+//! * **Nothing else changes.** Each statement is the same one conditional claim, with your filter
+//!   and the lease's, whose result is read from the statement itself; the cursor only adds
+//!   `key > last` to where it starts, and decides nothing about who holds a row.
+//!
+//! A cursor belongs to one table; given a claim of another, the claim is
+//! [`Error::InvalidCursor`](crate::Error::InvalidCursor) before anything is sent. It lives in
+//! your process: a restarted worker starts at the head.
+//!
 //! ## Waiting for work, or for a row
 //!
 //! A claim refused now may be worth making again soon: "wait until the lock is free", or "wait

@@ -11,8 +11,8 @@ use crate::backend::{lost_conflict_changes_nothing, BatchPlan, ClaimsBatch, Leas
 use crate::conflicts::Operation;
 use crate::events::table_name;
 use crate::outcome::Batch;
-use crate::query::{Claimant, LeaseStatement, NoClaimant};
-use crate::sql::{batch_limit, Both, NoChanges, NoOrder, Ordered};
+use crate::query::{ClaimCursor, Claimant, FromCursor, LeaseStatement, NoClaimant, StartsBatch};
+use crate::sql::{batch_limit, Both, CallerOrder, NoChanges, NoOrder, Ordered};
 use crate::table::{taken_by, token_is};
 use crate::{Claim, ClaimLease, Claimable, Error, Fence, FenceRead, Lease, TakenBy, TokenIs};
 
@@ -44,6 +44,9 @@ type BatchClaimPlan<T, F, O, Changes, Selection> = BatchPlan<
 ///   `SKIP LOCKED`, changes them by key and reads them back by the claim's token;
 /// * SQLite: `UPDATE .. WHERE key IN (SELECT key .. LIMIT n) .. RETURNING`; SQLite runs one
 ///   writer at a time.
+///
+/// Claims in the order of the primary key from where the last one ended, rather than from the
+/// head of an order of yours, are [`from_cursor`](Self::from_cursor)'s.
 ///
 /// A size of zero or above [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE) is
 /// [`Error::InvalidBatchSize`], before anything is sent. A batch that loses a write conflict
@@ -185,6 +188,7 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
     ) -> ClaimBatch<T, F, Ordered<Order>, Changes, Selection, By>
     where
         Order: AppearsOnTable<T>,
+        O: CallerOrder,
     {
         ClaimBatch {
             table: self.table,
@@ -263,6 +267,73 @@ impl<T: ClaimLease, F, O, Changes, Selection, By> ClaimBatch<T, F, O, Changes, S
     }
 }
 
+impl<T: ClaimLease, F, Changes, Selection, By> ClaimBatch<T, F, NoOrder, Changes, Selection, By> {
+    /// Claims in the order of the primary key, starting after the last key claimed through
+    /// `cursor` rather than at the queue's head; when the rows past it are fewer than the size,
+    /// the same call claims the rest from the head, and the cursor wraps around. A claim from a
+    /// cursor is still one conditional statement (two when it wraps), with the caller's filter
+    /// and the lease's; the cursor says only where its search starts.
+    ///
+    /// Why: while a long transaction (a report, `pg_dump`) holds PostgreSQL's cleanup horizon
+    /// back, the entries of every row version a claim or a finish leaves stay in the claim
+    /// index, and a claim from the head visits all of them; from a cursor, a claim visits only
+    /// those past where the last one ended. What it costs: the order is the key's, not a due
+    /// time's, and a row that becomes claimable behind the cursor (released, or its lease run
+    /// out) waits for the cursor to come round. The bound: every row that stays claimable and
+    /// unlocked is claimed within one pass of the cursor over the queue, at most
+    /// `ceil(n / size) + 1` claims through it for `n` claimable rows, with one claimer (the
+    /// guide's [chapter 2](crate::guide::ch02_a_queue) says more).
+    ///
+    /// The cursor moves to the greatest key claimed by the key's Rust order; where that differs
+    /// from the database's (text under a collation), it stands at or before the end of the last
+    /// claim, never past a row it did not claim.
+    ///
+    /// ```
+    /// # include!("../doctest_setup.rs");
+    /// # use diesel::prelude::*;
+    /// use diesel_lease::{prelude::*, ClaimCursor};
+    ///
+    /// # fn main() -> Result<(), diesel_lease::Error> {
+    /// # let conn = &mut jobs_connection()?;
+    /// # diesel::sql_query("INSERT INTO jobs (id, status) VALUES (2, 'queued'), (3, 'queued')").execute(conn)?;
+    /// let cursor = ClaimCursor::new();
+    /// let claim = |conn: &mut _| {
+    ///     jobs::table
+    ///         .claim_batch(2, Lease::from_secs(30)?)
+    ///         .by(&Claim::new("worker-1")?)
+    ///         .filter(jobs::status.eq("queued"))
+    ///         .from_cursor(&cursor)
+    ///         .set(jobs::status.eq("running"))
+    ///         .run::<Job>(conn)
+    /// };
+    /// let mut first = claim(conn)?.keys().to_vec();
+    /// first.sort();
+    /// assert_eq!(first, [1, 2]);
+    /// assert_eq!(cursor.last(), Some(2));
+    /// assert_eq!(claim(conn)?.keys(), [3], "the rest, and the cursor is back at the head");
+    /// assert_eq!(cursor.last(), None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_cursor(
+        self,
+        cursor: &ClaimCursor<T::Key>,
+    ) -> ClaimBatch<T, F, FromCursor<T::Key>, Changes, Selection, By>
+    where
+        T::Key: Ord,
+    {
+        ClaimBatch {
+            table: self.table,
+            size: self.size,
+            filter: self.filter,
+            order: FromCursor::new(cursor.clone()),
+            changes: self.changes,
+            selection: self.selection,
+            by: self.by,
+        }
+    }
+}
+
 impl<T: ClaimLease, F, O, Changes, Selection, By, U> LeaseStatement<U>
     for ClaimBatch<T, F, O, Changes, Selection, By>
 {
@@ -275,34 +346,49 @@ where
     T: ClaimLease,
     By: Claimant,
     Changes: AsChangeset<Target = T>,
+    O: StartsBatch<T, F, (Changes, Selection)>,
     C: Connection,
     C::Backend: LeaseBackend,
-    C::Backend:
-        ClaimsBatch<'q, C, BatchClaimPlan<T, F, O, Changes, Selection>, (U, T::Key, Option<i64>)>,
+    C::Backend: ClaimsBatch<
+        'q,
+        C,
+        BatchClaimPlan<T, O::Filter, O::Order, Changes, Selection>,
+        (U, T::Key, Option<i64>),
+    >,
 {
     fn run_native(self, conn: &mut C) -> Result<Batch<U, T>, Error> {
         let limit = batch_limit(self.size)?;
         let claim = self.by.into_claim();
         let table = self.table;
-        let plan: BatchClaimPlan<T, F, O, Changes, Selection> = BatchPlan {
-            table,
-            filter: self.filter,
-            order: self.order,
-            limit,
-            // The caller's changes first, reading the row as it was (see `ClaimRow::set`).
-            set: (self.changes, taken_by::<T>(&claim)),
-            selection: (
-                self.selection,
-                table.primary_key(),
-                <T::Fence as Fence<T>>::read(),
-            ),
-            changed: token_is::<T>(&claim),
+        let statement = |filter, order, (changes, selection), limit| {
+            let plan: BatchClaimPlan<T, O::Filter, O::Order, Changes, Selection> = BatchPlan {
+                table,
+                filter,
+                order,
+                limit,
+                // The caller's changes first, reading the row as it was (see `ClaimRow::set`).
+                set: (changes, taken_by::<T>(&claim)),
+                selection: (
+                    selection,
+                    table.primary_key(),
+                    <T::Fence as Fence<T>>::read(),
+                ),
+                changed: token_is::<T>(&claim),
+            };
+            let won = C::Backend::claim_batch(plan, conn);
+            lost_conflict_changes_nothing(
+                won,
+                conn,
+                (Operation::BatchClaim, table_name::<T>(), Some(&claim)),
+            )
+            .map_err(Error::from)
         };
-        let won = C::Backend::claim_batch(plan, conn);
-        let won = lost_conflict_changes_nothing(
-            won,
-            conn,
-            (Operation::BatchClaim, table_name::<T>(), Some(&claim)),
+        let won = self.order.claim(
+            table,
+            self.filter,
+            (self.changes, self.selection),
+            limit,
+            statement,
         )?;
         if !won.is_empty() {
             crate::events::emit_acquired::<T>(&claim, won.len());

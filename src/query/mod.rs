@@ -1,9 +1,11 @@
 //! The statements diesel-lease builds, and the one verb that runs them.
+mod batch_start;
 mod changes_given;
 mod check_out;
 mod claim_batch;
 mod claim_row;
 mod claimant;
+mod cursor;
 mod database_time;
 mod health;
 mod held;
@@ -17,11 +19,13 @@ mod run;
 mod wait_schedule;
 mod waiting;
 
+pub use batch_start::{FromCursor, StartsBatch};
 pub use changes_given::ChangesGiven;
 pub use check_out::CheckOut;
 pub use claim_batch::ClaimBatch;
 pub use claim_row::ClaimRow;
 pub use claimant::{Claimant, NoClaimant};
+pub use cursor::ClaimCursor;
 pub use database_time::DatabaseTime;
 pub use health::Health;
 pub use held::{

@@ -75,6 +75,24 @@ impl<DB: Backend, Order: QueryFragment<DB>> QueryFragment<DB> for Ordered<Order>
     }
 }
 
+/// An order a caller's `.order_by(..)` may replace: none, or the caller's own; not a cursor's,
+/// which a claim from a cursor keeps.
+///
+/// ```
+/// fn reorderable<O: diesel_lease::__private::sql::CallerOrder>() {}
+/// reorderable::<diesel_lease::__private::sql::NoOrder>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a claim from a cursor takes its rows in key order and has no `.order_by(..)`",
+    label = "claims from a cursor",
+    note = "drop `.from_cursor(..)` to claim in an order of your own, from the queue's head"
+)]
+pub trait CallerOrder {}
+
+impl CallerOrder for NoOrder {}
+
+impl<Order> CallerOrder for Ordered<Order> {}
+
 /// A batch `UPDATE` in one statement (PostgreSQL, SQLite); each backend puts its parts together
 /// ([`BatchInOneStatement`]). Cached by its SQL text, like [`CachedUpdate`](super::CachedUpdate): the
 /// caller's changes may vary it.

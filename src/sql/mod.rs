@@ -4,6 +4,7 @@
 //!
 //! A table author names these in statements composed by hand; the rest of the nodes are the
 //! library's own.
+pub(crate) mod after;
 pub(crate) mod batch;
 pub(crate) mod both;
 pub(crate) mod changes;
@@ -16,7 +17,7 @@ pub(crate) mod update;
 
 // What statements composed by hand use: the database's clock, `AND`, exact text, no changes, an
 // order, the cached update.
-pub use batch::{NoOrder, Ordered, MAX_BATCH_SIZE};
+pub use batch::{CallerOrder, NoOrder, Ordered, MAX_BATCH_SIZE};
 pub use both::Both;
 pub use changes::NoChanges;
 pub use clock::{now, Now, Null};
@@ -24,6 +25,7 @@ pub use exact::TextIs;
 pub use update::{update, CachedUpdate};
 
 // The rest of every statement's parts, public only through `crate::__private::sql`.
+pub(crate) use after::After;
 pub(crate) use batch::batch_limit;
 pub(crate) use clock::{Ago, ClockMicros, MicrosSince};
 pub(crate) use exact::walk_text_is;

@@ -124,6 +124,15 @@ pub trait Ops: Backend {
         lease: Lease,
         then: &'static str,
     ) -> Res<usize>;
+    /// The cycle of `growth_cycle`, its claim from `cursor` when one is given (in key order
+    /// too).
+    fn growth_cycle_from(
+        conn: &mut Self::Conn,
+        batch: usize,
+        lease: Lease,
+        then: &'static str,
+        cursor: Option<&diesel_lease::ClaimCursor<i64>>,
+    ) -> Res<usize>;
     /// `bench_growth` dropped.
     fn growth_teardown(conn: &mut Self::Conn) -> Res<()>;
     /// The plan of the claim's read of its candidates, one line a step.

@@ -403,15 +403,32 @@ impl Ops for B {
     }
 
     fn growth_cycle(conn: &mut Conn, batch: usize, lease: Lease, then: &'static str) -> Res<usize> {
-        let t = bench_growth::table;
-        let claimed = t
+        Self::growth_cycle_from(conn, batch, lease, then, None)
+    }
+
+    fn growth_cycle_from(
+        conn: &mut Conn,
+        batch: usize,
+        lease: Lease,
+        then: &'static str,
+        cursor: Option<&diesel_lease::ClaimCursor<i64>>,
+    ) -> Res<usize> {
+        let claim = bench_growth::table
             .claim_batch(batch, lease)
             .by(&Claim::new(crate::suite::OWNER)?)
-            .filter(bench_growth::status.eq("queued"))
-            .order_by(bench_growth::id)
-            .set(bench_growth::status.eq("running"))
-            .returning(bench_growth::id)
-            .run::<i64>(conn)?;
+            .filter(bench_growth::status.eq("queued"));
+        let claimed = match cursor {
+            Some(cursor) => claim
+                .from_cursor(cursor)
+                .set(bench_growth::status.eq("running"))
+                .returning(bench_growth::id)
+                .run::<i64>(conn)?,
+            None => claim
+                .order_by(bench_growth::id)
+                .set(bench_growth::status.eq("running"))
+                .returning(bench_growth::id)
+                .run::<i64>(conn)?,
+        };
         if claimed.is_empty() {
             return Ok(0);
         }
