@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use diesel::prelude::*;
 use diesel::PgConnection;
 use diesel_lease::prelude::*;
 use diesel_lease::{Keeper, KeeperSettings};
 
-use crate::db::{self, FaultConn, Kind, Pool, Witness};
+use crate::db::{self, fault_jobs, FaultConn, Kind, Pool, Witness};
 use crate::fleet::error_kind;
 use crate::shared::lock;
 
@@ -117,14 +118,17 @@ impl Load {
 }
 
 /// A trigger that logs each write finishing a job (a change of `done_count`) with the token
-/// the row had before it: which holder's write landed, by the database's own record.
+/// the row had before it and the token of the holder that sent it (a setting of its
+/// transaction's): which holder's write landed, and on whose row, by the database's record.
 fn log_finishes() -> Vec<String> {
     vec![
         "DROP TABLE IF EXISTS failover_writes".into(),
-        "CREATE TABLE failover_writes (row_id BIGINT NOT NULL, token TEXT)".into(),
+        "CREATE TABLE failover_writes (row_id BIGINT NOT NULL, token TEXT, writer TEXT)".into(),
         "CREATE OR REPLACE FUNCTION failover_log_write() RETURNS trigger LANGUAGE plpgsql AS $$ \
          BEGIN IF NEW.done_count <> OLD.done_count THEN \
-         INSERT INTO failover_writes VALUES (OLD.id, OLD.lease_token); END IF; RETURN NEW; END $$"
+         INSERT INTO failover_writes VALUES \
+         (OLD.id, OLD.lease_token, current_setting('faults.writer', true)); \
+         END IF; RETURN NEW; END $$"
             .into(),
         "CREATE TRIGGER failover_log_write BEFORE UPDATE ON fault_jobs FOR EACH ROW \
          EXECUTE FUNCTION failover_log_write()"
@@ -182,7 +186,7 @@ fn worker(
         });
         while !lost {
             let finished = match pool.get() {
-                Ok(mut conn) => conn.finish_jobs(&batch),
+                Ok(mut conn) => finish_as(&mut conn, &token, &batch),
                 Err(error) => Err(diesel_lease::Error::from(error)),
             };
             match finished {
@@ -207,4 +211,18 @@ fn worker(
         }
         drop(kept.stop_keeping());
     }
+}
+
+/// The token-guarded finish, in a transaction that names its writer for the log of writes.
+fn finish_as(
+    conn: &mut PgConnection,
+    token: &str,
+    batch: &Batch<i64, fault_jobs::table>,
+) -> Result<Vec<i64>, diesel_lease::Error> {
+    conn.transaction(|conn| {
+        diesel::sql_query("SELECT set_config('faults.writer', $1, true)")
+            .bind::<diesel::sql_types::Text, _>(token)
+            .execute(conn)?;
+        conn.finish_jobs(batch)
+    })
 }
