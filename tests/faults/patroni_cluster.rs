@@ -319,7 +319,9 @@ impl Drop for Cluster {
 /// Patroni's configuration of node `n`: a leader key of 10 s, a loop of 2 s, and a server that
 /// dies failed over at once (`primary_start_timeout: 0`) rather than started again in place.
 /// Patroni reaches its own server through the socket, as it would on a host whose network is
-/// down: a packet filter on the server's port cuts off clients and replicas, not Patroni.
+/// down: a packet filter on the server's port cuts off clients and replicas, not Patroni. A
+/// server shut down (demoted) waits for its WAL senders, and a sender whose standby is cut off
+/// waits `wal_sender_timeout` (60 s by default, 5 s here) before it gives up.
 fn config(n: usize, dir: &Path, bin: &Path, synchronous: bool) -> String {
     let dir = dir.display();
     format!(
@@ -341,6 +343,7 @@ bootstrap:
       use_pg_rewind: true
       parameters:
         wal_log_hints: 'on'
+        wal_sender_timeout: 5s
         synchronous_commit: 'on'
         max_connections: 40
         shared_buffers: 16MB
