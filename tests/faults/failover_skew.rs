@@ -1,11 +1,12 @@
-//! The failover scenario's last run (failover.rs): a new primary whose clock is 5 s ahead
+//! The failover scenario's third run (failover.rs): a new primary whose clock is 5 s ahead
 //! (libfaketime, a little below the keeper's margin of 6 s). Rows are claimed on the old
 //! primary, some kept by a keeper and some not (a lease of 20 s); the primary's postmaster is
 //! SIGKILLed, Patroni promotes the skewed node (the synchronous standby, the one node it may
-//! promote in `synchronous_mode`), and a rival claims every row it can. By the new primary's clock every live lease is 5 s older: the rows nobody renews are
-//! taken that much early, by the machine's clock (the witness's), and no more (the bound
-//! docs/reliability.md states: a lease moves by the skew); the kept rows, renewed on the new
-//! primary, are not taken while the keeper says they are held.
+//! promote in `synchronous_mode`), and a rival claims every row it can. By the new primary's
+//! clock every live lease is 5 s older: the rows nobody renews are taken that much early, by
+//! the machine's clock (the witness's), and no more (the bound docs/reliability.md states: a
+//! lease moves by the skew); the kept rows, renewed on the new primary, are not taken while the
+//! keeper says they are held.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
