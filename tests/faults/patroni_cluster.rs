@@ -281,6 +281,14 @@ impl Cluster {
         std::fs::write(self.nodes[node].dir.join("skew"), offset).map_err(|e| e.to_string())
     }
 
+    /// The last line of a node's Patroni log.
+    pub(crate) fn log_tail(&self, node: usize) -> String {
+        std::fs::read_to_string(self.nodes[node].dir.join("patroni.log"))
+            .ok()
+            .and_then(|log| log.lines().last().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
     fn patronictl(&self) -> Command {
         let mut command = Command::new("patronictl");
         command.arg("-c").arg(self.nodes[0].dir.join("patroni.yml"));
