@@ -132,9 +132,10 @@ fn dropped(cluster: &Cluster, run: &str, outcome: &mut Outcome) -> Result<(), St
     let demoted = wait_for(DEMOTION, || {
         cluster.writable(&[leader]).is_none().then_some(())
     });
-    // Seen in 2 of about 12 runs: the old primary still took writes (through its socket) 60 s
-    // after its Patroni ran again. Fenced then, as an operator would, before any client can
-    // reach it: the run is about the new primary.
+    // Seen in 3 of about 14 runs: the old primary still took writes (through its socket) long
+    // after its Patroni ran again, which logged that it still held the leader lock (stopped
+    // past the key's ttl, it never saw the key expire). Fenced then, as an operator or a
+    // watchdog would, before any client can reach it: the run is about the new primary.
     let demotion = match demoted {
         Some(()) => format!("demoted by its Patroni in {}", millis(thawed.elapsed())),
         None => {
