@@ -2,7 +2,8 @@
 //! PostgreSQL server restarted and crashed, a Galera cluster with a node killed, the keeper
 //! under faults, PgBouncer in transaction mode, nodes killed and started again under their
 //! names, a server whose packets are dropped, a keeper's handles dropped while its server is
-//! stopped (SIGSTOP); each scenario bounded in time and on loopback.
+//! stopped (SIGSTOP), a PostgreSQL cluster under Patroni whose primary fails; each scenario
+//! bounded in time and on loopback.
 //! Every outcome is counted in the database, never in the workers' logs.
 //!
 //! ```text
@@ -27,6 +28,10 @@ mod calls;
 mod db;
 mod db_conn;
 mod drops;
+mod failover;
+mod failover_load;
+mod failover_reckoning;
+mod failover_skew;
 mod fleet;
 mod galera;
 mod galera_cluster;
@@ -40,6 +45,7 @@ mod keeper_stopped;
 mod keeper_taken;
 mod killed;
 mod partition;
+mod patroni_cluster;
 mod pgbouncer;
 mod queue;
 mod report;
@@ -69,8 +75,9 @@ type Run = fn(Kind, &str, &mut Outcome) -> Result<(), String>;
 
 /// The scenarios in order: name (of its block in docs/reliability.md), and how it runs on a
 /// backend. The restarts, the keeper's stopped server, the partition and the drops bring their
-/// own PostgreSQL, Galera its own cluster; the restarts, Galera, PgBouncer and the drops run once.
-const SCENARIOS: [(&str, Run); 11] = [
+/// own PostgreSQL, Galera its own cluster, the failover its own Patroni cluster; the restarts,
+/// Galera, PgBouncer, the drops and the failover run once.
+const SCENARIOS: [(&str, Run); 12] = [
     ("killed", |kind, url, outcome| {
         on_backend!(kind, killed::run(url, outcome))
     }),
@@ -93,6 +100,7 @@ const SCENARIOS: [(&str, Run); 11] = [
         on_backend!(kind, unanswered::run(url, outcome))
     }),
     ("drops", |_, _, outcome| drops::run(outcome)),
+    ("failover", |_, _, outcome| failover::run(outcome)),
     // Run by hand only (.ci/soak): named in LEASE_FAULTS_ONLY.
     ("soak", |kind, url, outcome| {
         on_backend!(kind, soak::run(url, outcome))
@@ -124,10 +132,10 @@ fn main() -> ExitCode {
         }
         println!("== {name}");
         let scenario_started = timer();
-        // The restarts, the drops and the soak bring their own server, and PgBouncer is
-        // PostgreSQL's: they run once, not per backend.
+        // The restarts, the drops, the failover and the soak bring their own servers, and
+        // PgBouncer is PostgreSQL's: they run once, not per backend.
         let on: Vec<&(Kind, String)> = match name {
-            "restarts" | "pgbouncer" | "drops" | "soak" => backends
+            "restarts" | "pgbouncer" | "drops" | "failover" | "soak" => backends
                 .iter()
                 .filter(|(kind, _)| *kind == Kind::Postgres)
                 .take(1)

@@ -7,20 +7,25 @@ use std::process::Command;
 
 use crate::server::succeed;
 
-/// The partition of one port, healed when dropped (on a panic too).
+/// The partition of some ports, healed when dropped (on a panic too).
 pub struct Partition {
-    port: u16,
+    ports: Vec<u16>,
     healed: bool,
 }
 
 impl Partition {
     /// Drops every packet to or from `port` from now on.
     pub fn cut(port: u16) -> Result<Partition, String> {
+        Partition::cut_all(&[port])
+    }
+
+    /// Drops every packet to or from any of `ports` from now on (a server's port, or the
+    /// ephemeral ports of some connections).
+    pub fn cut_all(ports: &[u16]) -> Result<Partition, String> {
         let partition = Partition {
-            port,
+            ports: ports.to_vec(),
             healed: false,
         };
-        let port_text = port.to_string();
         // A root left by an earlier run that died is replaced, not added to.
         tc(&[
             "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "htb", "default", "1",
@@ -42,11 +47,14 @@ impl Partition {
             "20:",
             "blackhole",
         ])?;
-        for direction in ["dport", "sport"] {
-            tc(&[
-                "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
-                "match", "ip", direction, &port_text, "0xffff", "flowid", "1:2",
-            ])?;
+        for port in ports {
+            let port_text = port.to_string();
+            for direction in ["dport", "sport"] {
+                tc(&[
+                    "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1",
+                    "u32", "match", "ip", direction, &port_text, "0xffff", "flowid", "1:2",
+                ])?;
+            }
         }
         Ok(partition)
     }
@@ -56,7 +64,7 @@ impl Partition {
         if !self.healed {
             self.healed = true;
             tc(&["qdisc", "del", "dev", "lo", "root"])
-                .map_err(|e| format!("healing the partition of port {}: {e}", self.port))?;
+                .map_err(|e| format!("healing the partition of ports {:?}: {e}", self.ports))?;
         }
         Ok(())
     }

@@ -90,7 +90,7 @@ impl Drop for Server {
 }
 
 /// The newest PostgreSQL's programs: `LEASE_FAULTS_PG_BIN`, or Debian's /usr/lib/postgresql/N/bin.
-fn bin_dir() -> Result<PathBuf, String> {
+pub(crate) fn bin_dir() -> Result<PathBuf, String> {
     if let Some(bin) = std::env::var_os("LEASE_FAULTS_PG_BIN") {
         return Ok(bin.into());
     }
