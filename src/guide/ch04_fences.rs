@@ -56,6 +56,12 @@
 //! # }
 //! ```
 //!
+//! A fence is only as durable as the claim that wrote it. On a PostgreSQL primary with
+//! asynchronous replication, a failover can lose the last claims, and the new primary hands the
+//! same fence out again (docs/operations.md, "A PostgreSQL cluster that fails over"): two holders
+//! then pass `fence >= highest`. Where that matters, replicate synchronously, or have the
+//! resource keep the token beside the highest fence and refuse that fence from another token.
+//!
 //! A batch gives the fence of each row ([`Batch::fences`](crate::Batch::fences)). For a
 //! statement of your own that must find the row unchanged since your claim, not only still
 //! yours, add [`LeaseDsl::fence_is`](crate::LeaseDsl::fence_is) to the token's guard.
