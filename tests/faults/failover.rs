@@ -21,7 +21,7 @@ use crate::db::{FaultConn, Kind, Pool, Witness};
 use crate::failover_load::Load;
 use crate::failover_reckoning::{first_claim_after, reckon, took};
 use crate::partition::Partition;
-use crate::patroni_cluster::{wait_for, Cluster, PORTS, SETTINGS};
+use crate::patroni_cluster::{wait_for, Cluster, PORTS, SETTINGS, WHOLE};
 use crate::report::{millis, Outcome};
 
 /// Work before the fault.
@@ -30,7 +30,6 @@ const BEFORE: Duration = Duration::from_secs(2);
 const CUT_BEFORE: Duration = Duration::from_secs(1);
 /// How long the queue may take once the cluster has a new primary (a lease included).
 const PATIENCE: Duration = Duration::from_secs(40);
-const WHOLE: Duration = Duration::from_secs(60);
 /// How long the cut-off primary's Patroni has to demote it once it runs again.
 const DEMOTION: Duration = Duration::from_secs(20);
 

@@ -15,7 +15,7 @@ use diesel_lease::{Holds, Keeper, KeeperSettings, Lease};
 
 use crate::db::{self, FaultConn, Kind, Witness};
 use crate::failover_load::{EVERY, MARGIN};
-use crate::patroni_cluster::{wait_for, Cluster};
+use crate::patroni_cluster::{wait_for, Cluster, WHOLE};
 use crate::report::{ahead_by, micros, millis, Outcome};
 
 const SKEW: &str = "+5";
@@ -39,7 +39,7 @@ pub(crate) fn skewed(cluster: &Cluster, outcome: &mut Outcome) -> Result<(), Str
     let run = "skewed new primary: ";
     let label = |text: &str| format!("{run}{text}");
     let mut witness = Witness::connect()?;
-    let leader = cluster.healthy(true, Duration::from_secs(60))?;
+    let leader = cluster.healthy(true, WHOLE)?;
     let candidate = cluster
         .sync_standby(leader)
         .ok_or("no synchronous standby to skew")?;
