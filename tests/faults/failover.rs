@@ -36,7 +36,16 @@ const DEMOTION: Duration = Duration::from_secs(20);
 pub fn run(outcome: &mut Outcome) -> Result<(), String> {
     outcome.backend = "PostgreSQL 15, 3 nodes under Patroni";
     let started = crate::timer();
-    let cluster = Cluster::start(true)?;
+    // A cluster that is not whole is built once more: its bootstrap is the setup, not the
+    // library under test (whole in about 13 s, it once was not within 60 s in a CI run), and
+    // what kept it is reported.
+    let cluster = match Cluster::start(true) {
+        Ok(cluster) => cluster,
+        Err(first) => {
+            outcome.figure("cluster built again, after", first);
+            Cluster::start(true)?
+        }
+    };
     outcome.figure(
         "cluster; URL settings; lease, renewed every, the keeper's margin",
         format!(

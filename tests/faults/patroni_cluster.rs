@@ -130,7 +130,10 @@ impl Cluster {
                 &node.dir.join("patroni.log"),
             )?);
         }
-        cluster.healthy(synchronous, WHOLE)?;
+        // Whatever kept it from being whole is in its logs, which the drop removes.
+        cluster
+            .healthy(synchronous, WHOLE)
+            .map_err(|error| format!("{error}; {}", cluster.log_tails()))?;
         Ok(cluster)
     }
 
@@ -292,6 +295,26 @@ impl Cluster {
             .ok()
             .and_then(|log| log.lines().last().map(str::to_owned))
             .unwrap_or_default()
+    }
+
+    /// The last lines of each node's Patroni log and of etcd's.
+    fn log_tails(&self) -> String {
+        let tail = |path: PathBuf| {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            format!(
+                "{}: {}",
+                path.display(),
+                lines[lines.len().saturating_sub(5)..].join(" | ")
+            )
+        };
+        let mut tails: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|node| tail(node.dir.join("patroni.log")))
+            .collect();
+        tails.push(tail(self.dir.join("etcd/log")));
+        tails.join("; ")
     }
 
     fn patronictl(&self) -> Command {
