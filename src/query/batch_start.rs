@@ -106,7 +106,7 @@ where
     {
         let cursor = self.0;
         let start = cursor.start(T::__sql_name())?;
-        let statement = |after: Option<T::Key>, limit: i64, run: &mut Run| {
+        let statement = |after: Option<T::Key>, limit: i64, run: &mut Run| -> Result<_, Error> {
             let won = run(
                 After::new(filter.clone(), table.primary_key(), after),
                 Ordered::new(table.primary_key()),
@@ -118,7 +118,7 @@ where
                 Ok(found) if found >= limit => won.iter().map(|(_, key, _)| key).max().cloned(),
                 _ => None,
             };
-            Ok::<_, Error>((won, ended))
+            Ok((won, ended))
         };
         let from_head = start.after.is_none();
         let (mut won, ended) = statement(start.after.clone(), limit, &mut run)?;

@@ -149,14 +149,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_claim_that_goes_on_from_the_cursor_moves_it_forward_only() {
+    fn a_claim_that_goes_on_from_the_cursor_moves_it_forward_only() -> Result<(), Error> {
         let cursor = ClaimCursor::<i64>::new();
-        let start = cursor.start("jobs").unwrap();
+        let start = cursor.start("jobs")?;
         assert_eq!(start.after, None);
         cursor.moved(start, true, Some(10));
         assert_eq!(cursor.last(), Some(10));
 
-        let (slow, fast) = (cursor.start("jobs").unwrap(), cursor.start("jobs").unwrap());
+        let (slow, fast) = (cursor.start("jobs")?, cursor.start("jobs")?);
         cursor.moved(fast, false, Some(30));
         cursor.moved(slow, false, Some(20));
         assert_eq!(
@@ -164,14 +164,16 @@ mod tests {
             Some(30),
             "a slower claim does not drag it back"
         );
+        Ok(())
     }
 
     #[test]
-    fn a_claim_that_read_from_the_head_starts_a_new_pass_and_older_claims_move_nothing() {
+    fn a_claim_that_read_from_the_head_starts_a_new_pass_and_older_claims_move_nothing(
+    ) -> Result<(), Error> {
         let cursor = ClaimCursor::<i64>::new();
-        let first = cursor.start("jobs").unwrap();
+        let first = cursor.start("jobs")?;
         cursor.moved(first, true, Some(50));
-        let (late, wrapping) = (cursor.start("jobs").unwrap(), cursor.start("jobs").unwrap());
+        let (late, wrapping) = (cursor.start("jobs")?, cursor.start("jobs")?);
         cursor.moved(wrapping, true, Some(5));
         assert_eq!(cursor.last(), Some(5), "wrapped to the head");
         cursor.moved(late, false, Some(60));
@@ -180,23 +182,26 @@ mod tests {
             Some(5),
             "a claim of the pass before moves nothing"
         );
+        Ok(())
     }
 
     #[test]
-    fn a_pass_that_found_fewer_rows_than_asked_sends_the_next_claim_to_the_head() {
+    fn a_pass_that_found_fewer_rows_than_asked_sends_the_next_claim_to_the_head(
+    ) -> Result<(), Error> {
         let cursor = ClaimCursor::<i64>::new();
-        let start = cursor.start("jobs").unwrap();
+        let start = cursor.start("jobs")?;
         cursor.moved(start, true, Some(7));
-        let start = cursor.start("jobs").unwrap();
+        let start = cursor.start("jobs")?;
         cursor.moved(start, true, None);
         assert_eq!(cursor.last(), None);
+        Ok(())
     }
 
     #[test]
-    fn a_cursor_goes_through_one_table_and_clones_share_it() {
+    fn a_cursor_goes_through_one_table_and_clones_share_it() -> Result<(), Error> {
         let cursor = ClaimCursor::<i64>::new();
         let clone = cursor.clone();
-        let start = cursor.start("jobs").unwrap();
+        let start = cursor.start("jobs")?;
         cursor.moved(start, true, Some(3));
         assert_eq!(clone.last(), Some(3));
         assert!(matches!(
@@ -204,5 +209,6 @@ mod tests {
             Err(Error::InvalidCursor(_))
         ));
         assert!(clone.start("jobs").is_ok());
+        Ok(())
     }
 }
